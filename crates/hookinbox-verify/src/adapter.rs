@@ -1,0 +1,36 @@
+//! The seam between the one verification pipeline and each provider.
+
+use crate::{Key, KeyError, Outcome, Refusal, Request, SignatureClaim};
+
+/// What one provider's webhook scheme looks like. An adapter is pure: no I/O,
+/// no clock (the pipeline passes `now` where it matters), no state that
+/// changes per request.
+///
+/// The pipeline calls, in order: [`Adapter::claim`] (read signature metadata
+/// from headers — never from a re-serialised body), the key-ring check of the
+/// claim, the timestamp window, and only then [`Adapter::envelope`] on the
+/// verified body.
+pub trait Adapter: Send + Sync + std::fmt::Debug {
+    /// The provider name used in configuration (`provider = "stripe"`).
+    fn name(&self) -> &'static str;
+
+    /// The timestamp tolerance the provider documents, or `None` when the
+    /// scheme signs no timestamp.
+    fn default_tolerance_seconds(&self) -> Option<u64>;
+
+    /// How long the provider may redeliver one event, in seconds: the dedup
+    /// record of an event must be kept at least this long.
+    fn redelivery_window_seconds(&self) -> u64;
+
+    /// Turns one configured secret string into a key, the way this provider
+    /// encodes its secrets.
+    fn parse_key(&self, secret: &str) -> Result<Key, KeyError>;
+
+    /// Reads the signed timestamp, the exact signed bytes and every presented
+    /// signature from the request.
+    fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal>;
+
+    /// Reads the envelope of the verified request. `key` is the key that
+    /// verified it, for handshakes that must answer with a MAC.
+    fn envelope(&self, request: &Request<'_>, key: &Key) -> Result<Outcome, Refusal>;
+}

@@ -1,0 +1,148 @@
+//! Verification keys: what a configured secret string becomes once its
+//! provider has decoded it. Each provider decides that decoding (Stripe uses
+//! the whole `whsec_…` string, Standard Webhooks base64 after `whsec_`, Adyen
+//! hex), so a secret that cannot be decoded is caught at start-up.
+
+use base64::Engine;
+use zeroize::Zeroize;
+
+/// Secret key bytes. Never printed: `Debug` is redacted and the bytes are
+/// zeroed when dropped.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretBytes(Vec<u8>);
+
+impl SecretBytes {
+    pub fn new(bytes: impl Into<Vec<u8>>) -> Self {
+        SecretBytes(bytes.into())
+    }
+
+    pub fn expose(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for SecretBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretBytes([redacted])")
+    }
+}
+
+impl Drop for SecretBytes {
+    fn drop(&mut self) {
+        self.0.zeroize();
+    }
+}
+
+/// A key able to check one family of signatures.
+#[derive(Debug, Clone)]
+pub enum Key {
+    /// A shared secret for HMAC (SHA-256 or SHA-1, as the candidate says).
+    Hmac(SecretBytes),
+    /// A shared token compared as a whole (GitLab's `X-Gitlab-Token`).
+    Token(SecretBytes),
+    /// An Ed25519 public key.
+    Ed25519(ed25519_dalek::VerifyingKey),
+    /// An ECDSA P-256 public key (signatures over SHA-256).
+    EcdsaP256(p256::ecdsa::VerifyingKey),
+}
+
+/// Why a configured secret could not become a key. The message names what is
+/// wrong with the *shape* of the value, never the value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    #[error("the secret is empty")]
+    Empty,
+    #[error("expected the prefix `{0}`")]
+    MissingPrefix(&'static str),
+    #[error("not valid base64")]
+    Base64,
+    #[error("not valid hex")]
+    Hex,
+    #[error("not a valid {0} public key")]
+    PublicKey(&'static str),
+}
+
+impl Key {
+    /// An HMAC key made of the secret string's own bytes.
+    pub fn hmac_from_utf8(secret: &str) -> Result<Key, KeyError> {
+        non_empty(secret)?;
+        Ok(Key::Hmac(SecretBytes::new(secret.as_bytes())))
+    }
+
+    /// A token key made of the secret string's own bytes.
+    pub fn token_from_utf8(secret: &str) -> Result<Key, KeyError> {
+        non_empty(secret)?;
+        Ok(Key::Token(SecretBytes::new(secret.as_bytes())))
+    }
+
+    /// An HMAC key from standard base64 (padding optional).
+    pub fn hmac_from_base64(encoded: &str) -> Result<Key, KeyError> {
+        non_empty(encoded)?;
+        let bytes = decode_base64(encoded).ok_or(KeyError::Base64)?;
+        Ok(Key::Hmac(SecretBytes::new(bytes)))
+    }
+
+    /// An HMAC key from hex.
+    pub fn hmac_from_hex(encoded: &str) -> Result<Key, KeyError> {
+        non_empty(encoded)?;
+        let bytes = hex::decode(encoded.trim()).map_err(|_| KeyError::Hex)?;
+        Ok(Key::Hmac(SecretBytes::new(bytes)))
+    }
+
+    /// An Ed25519 public key from its 32 raw bytes.
+    pub fn ed25519_from_bytes(bytes: &[u8]) -> Result<Key, KeyError> {
+        let raw: [u8; 32] = bytes
+            .try_into()
+            .map_err(|_| KeyError::PublicKey("Ed25519"))?;
+        ed25519_dalek::VerifyingKey::from_bytes(&raw)
+            .map(Key::Ed25519)
+            .map_err(|_| KeyError::PublicKey("Ed25519"))
+    }
+
+    /// The name of the key family, for diagnostics.
+    pub fn family(&self) -> &'static str {
+        match self {
+            Key::Hmac(_) => "hmac",
+            Key::Token(_) => "token",
+            Key::Ed25519(_) => "ed25519",
+            Key::EcdsaP256(_) => "ecdsa-p256",
+        }
+    }
+}
+
+fn non_empty(secret: &str) -> Result<(), KeyError> {
+    if secret.trim().is_empty() {
+        Err(KeyError::Empty)
+    } else {
+        Ok(())
+    }
+}
+
+/// Decodes standard base64 with or without padding.
+pub fn decode_base64(encoded: &str) -> Option<Vec<u8>> {
+    let trimmed = encoded.trim();
+    base64::engine::general_purpose::STANDARD
+        .decode(trimmed)
+        .or_else(|_| base64::engine::general_purpose::STANDARD_NO_PAD.decode(trimmed))
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_never_shows_the_secret() {
+        let key = Key::hmac_from_utf8("whsec_topsecret").unwrap();
+        let printed = format!("{key:?}");
+        assert!(!printed.contains("topsecret"), "{printed}");
+    }
+
+    #[test]
+    fn shapes_are_checked() {
+        assert_eq!(Key::hmac_from_utf8(" ").unwrap_err(), KeyError::Empty);
+        assert_eq!(Key::hmac_from_hex("zz").unwrap_err(), KeyError::Hex);
+        assert_eq!(Key::hmac_from_base64("!!").unwrap_err(), KeyError::Base64);
+        assert!(Key::ed25519_from_bytes(&[1; 31]).is_err());
+    }
+}

@@ -1,0 +1,40 @@
+//! Pure webhook verification for hookinbox.
+//!
+//! This crate turns an untrusted request (headers + raw body bytes) into a
+//! [`Verified`] value, or refuses it with one of the closed set of reasons of
+//! DESIGN.md §2. It has no I/O, no async and no clock of its own: the caller
+//! passes `now`, so every freshness rule is testable at its boundaries.
+//!
+//! The shape is one pipeline for every provider ([`Verifier`]) and one small
+//! [`Adapter`] per provider that only knows *where* that provider puts its
+//! signature, timestamp and event id, and *which bytes* it signs. Adding a
+//! provider is one file under `providers/` and one line in [`registry`].
+//!
+//! Verified-ness is a type: [`Verified`] can only be built by
+//! [`Verifier::verify`], so code that needs a verified event cannot be handed
+//! an unverified request.
+
+pub mod adapter;
+pub mod encoding;
+pub mod envelope;
+pub mod freshness;
+pub mod headers;
+pub mod key;
+pub mod key_ring;
+pub mod providers;
+pub mod refusal;
+pub mod registry;
+pub mod request;
+pub mod signature;
+pub mod verifier;
+
+pub use adapter::Adapter;
+pub use envelope::{Envelope, Outcome, Reply};
+pub use headers::Headers;
+pub use key::{Key, KeyError, SecretBytes};
+pub use key_ring::{KeyRing, SecretVersion};
+pub use refusal::{Reason, Refusal};
+pub use registry::{adapter_for, provider_names, AdapterSettings, SettingsError};
+pub use request::Request;
+pub use signature::{Algorithm, Candidate, SignatureClaim, SignedMessage};
+pub use verifier::{Diagnosis, Failure, SecretInput, Verified, Verifier, VerifierError};

@@ -1,0 +1,153 @@
+//! `lab` — the minimal scheme (DESIGN.md §3), used by the examples and the benchmark.
+//!
+//! - Headers: `X-Timestamp` (integer unix seconds), `X-Signature` (lower- or
+//!   upper-case hex).
+//! - Signed bytes: `"{timestamp}.{raw body}"`, HMAC-SHA256 keyed with the
+//!   secret string's bytes.
+//! - Tolerance: 300 s, both directions. A timestamp that is not an integer is
+//!   a `timestamp` refusal.
+//! - Event id: body `id` (string or number), stable across retries by
+//!   definition of the scheme. Type: body `type` if present. Object: body
+//!   `object_id` / `object_version` if present.
+//! - Redelivery window: 3 days (a convention for tests; no real sender).
+
+use crate::encoding;
+use crate::envelope;
+use crate::registry::{AdapterSettings, SettingsError};
+use crate::{
+    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    SignedMessage,
+};
+
+#[derive(Debug, Default)]
+pub struct Lab;
+
+pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
+    Ok(Box::new(Lab))
+}
+
+impl Adapter for Lab {
+    fn name(&self) -> &'static str {
+        "lab"
+    }
+
+    fn default_tolerance_seconds(&self) -> Option<u64> {
+        Some(300)
+    }
+
+    fn redelivery_window_seconds(&self) -> u64 {
+        3 * 24 * 3600
+    }
+
+    fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {
+        Key::hmac_from_utf8(secret)
+    }
+
+    fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
+        let headers = request.headers;
+        let signature = headers
+            .get_nonempty("x-signature")
+            .ok_or_else(|| Refusal::missing_signature("no X-Signature header"))?;
+        let timestamp = headers
+            .get_nonempty("x-timestamp")
+            .ok_or_else(|| Refusal::missing_signature("no X-Timestamp header"))?;
+        let timestamp = encoding::unix_seconds(timestamp, "X-Timestamp")?;
+        let signature = encoding::hex_signature(signature)
+            .ok_or_else(|| Refusal::malformed_signature("X-Signature is not hex"))?;
+        Ok(SignatureClaim {
+            timestamp: Some(timestamp),
+            message: SignedMessage::new()
+                .owned(format!("{timestamp}."))
+                .borrowed(request.body),
+            candidates: vec![Candidate::new(Algorithm::HmacSha256, signature)],
+        })
+    }
+
+    fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {
+        let body = envelope::json(request.body)?;
+        let event = envelope::required_id_at(&body, "/id")?
+            .event_type(envelope::string_at(&body, "/type"))
+            .object_id(envelope::string_at(&body, "/object_id"))
+            .object_version(envelope::integer_at(&body, "/object_version"));
+        Ok(Outcome::Event(event))
+    }
+}
+
+/// Signs a body the way a `lab` sender does: hex HMAC-SHA256 of `"{timestamp}.{body}"`.
+/// Used by tests, the benchmark's load generator and the README example.
+pub fn sign(secret: &str, timestamp: i64, body: &[u8]) -> String {
+    use hmac::Mac;
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
+        .expect("HMAC accepts keys of any length");
+    mac.update(format!("{timestamp}.").as_bytes());
+    mac.update(body);
+    hex::encode(mac.finalize().into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Headers, Reason, SecretInput, Verifier};
+
+    fn verifier() -> Verifier {
+        Verifier::new(
+            Box::new(Lab),
+            [SecretInput {
+                version: "1".into(),
+                value: "s3cret".into(),
+                not_before: None,
+                not_after: None,
+            }],
+        )
+        .unwrap()
+    }
+
+    fn headers(ts: &str, sig: &str) -> Headers {
+        [("X-Timestamp", ts), ("X-Signature", sig)]
+            .into_iter()
+            .collect()
+    }
+
+    #[test]
+    fn signed_request_verifies_and_reads_the_id() {
+        let body = br#"{"id":"e1","type":"t"}"#;
+        let h = headers("1000", &sign("s3cret", 1000, body));
+        let verified = verifier().verify(&Request::new(&h, body), 1000).unwrap();
+        let event = verified.event().unwrap();
+        assert_eq!(event.event_id, "e1");
+        assert_eq!(event.event_type.as_deref(), Some("t"));
+        assert_eq!(verified.matched_secret_version(), "1");
+    }
+
+    #[test]
+    fn window_edges() {
+        let body = br#"{"id":"e1"}"#;
+        let at = |ts: i64, now: i64| {
+            let h = headers(&ts.to_string(), &sign("s3cret", ts, body));
+            verifier().verify(&Request::new(&h, body), now).map(|_| ())
+        };
+        assert!(at(700, 1000).is_ok());
+        assert!(at(1300, 1000).is_ok());
+        assert_eq!(at(699, 1000).unwrap_err().refusal.reason, Reason::Timestamp);
+        assert_eq!(
+            at(1301, 1000).unwrap_err().refusal.reason,
+            Reason::Timestamp
+        );
+    }
+
+    #[test]
+    fn missing_id_after_valid_signature_is_missing_event_id() {
+        let body = br#"{"amount":1}"#;
+        let h = headers("1000", &sign("s3cret", 1000, body));
+        let err = verifier()
+            .verify(&Request::new(&h, body), 1000)
+            .unwrap_err();
+        assert_eq!(err.refusal.reason, Reason::MissingEventId);
+        let body = b"not json";
+        let h = headers("1000", &sign("s3cret", 1000, body));
+        let err = verifier()
+            .verify(&Request::new(&h, body), 1000)
+            .unwrap_err();
+        assert_eq!(err.refusal.reason, Reason::MalformedBody);
+    }
+}

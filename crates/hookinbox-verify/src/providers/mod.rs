@@ -1,0 +1,6 @@
+//! One module per provider. Each module's docs state the headers, the signed
+//! bytes, the tolerance, the event id source and its stability across
+//! retries, and the provider's redelivery window.
+
+pub mod lab;
+pub mod stripe;

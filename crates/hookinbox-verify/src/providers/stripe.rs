@@ -1,0 +1,103 @@
+//! `stripe` — Stripe webhook signatures.
+//!
+//! - Header: `Stripe-Signature: t=<unix seconds>,v1=<hex>[,v1=<hex>…][,v0=…]`.
+//!   Several `v1` entries appear while Stripe rolls a secret; any one may
+//!   match. `v0` (test-mode legacy) is never trusted.
+//! - Signed bytes: `"{t}.{raw body}"`, HMAC-SHA256 keyed with the whole secret
+//!   string including its `whsec_` prefix (as Stripe's SDKs do).
+//! - Tolerance: 300 s (the SDKs' default), checked in both directions.
+//! - Event id: body `id` (`evt_…`), the same on every retry of one event.
+//!   Type: body `type`. Object id: `data.object.id`. Created: `created`.
+//!   Stripe gives no object version, so none is claimed.
+//! - Redelivery window: up to 3 days of retries in live mode.
+
+use crate::encoding;
+use crate::envelope;
+use crate::registry::{AdapterSettings, SettingsError};
+use crate::{
+    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    SignedMessage,
+};
+
+#[derive(Debug, Default)]
+pub struct Stripe;
+
+pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
+    Ok(Box::new(Stripe))
+}
+
+impl Adapter for Stripe {
+    fn name(&self) -> &'static str {
+        "stripe"
+    }
+
+    fn default_tolerance_seconds(&self) -> Option<u64> {
+        Some(300)
+    }
+
+    fn redelivery_window_seconds(&self) -> u64 {
+        3 * 24 * 3600
+    }
+
+    fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {
+        Key::hmac_from_utf8(secret.trim())
+    }
+
+    fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
+        let header = request
+            .headers
+            .get_nonempty("stripe-signature")
+            .ok_or_else(|| Refusal::missing_signature("no Stripe-Signature header"))?;
+        let mut timestamp = None;
+        let mut v1_entries = 0usize;
+        let mut candidates = Vec::new();
+        for item in header.split(',') {
+            let (key, value) = item
+                .split_once('=')
+                .ok_or_else(|| Refusal::malformed_signature("Stripe-Signature item without `=`"))?;
+            match key.trim() {
+                "t" => {
+                    let parsed = encoding::unix_seconds(value, "t").map_err(|_| {
+                        Refusal::malformed_signature("Stripe-Signature `t` is not an integer")
+                    })?;
+                    timestamp = Some(parsed);
+                }
+                "v1" => {
+                    v1_entries += 1;
+                    if let Some(bytes) = encoding::hex_signature(value) {
+                        candidates.push(Candidate::new(Algorithm::HmacSha256, bytes));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let timestamp =
+            timestamp.ok_or_else(|| Refusal::malformed_signature("Stripe-Signature has no `t`"))?;
+        if v1_entries == 0 {
+            return Err(Refusal::signature(
+                "Stripe-Signature has no v1 signature (v0 is not trusted)",
+            ));
+        }
+        if candidates.is_empty() {
+            return Err(Refusal::malformed_signature(
+                "no Stripe-Signature v1 value is hex",
+            ));
+        }
+        Ok(SignatureClaim {
+            timestamp: Some(timestamp),
+            message: SignedMessage::new()
+                .owned(format!("{timestamp}."))
+                .borrowed(request.body),
+            candidates,
+        })
+    }
+
+    fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {
+        let body = envelope::json(request.body)?;
+        let event = envelope::required_id_at(&body, "/id")?
+            .event_type(envelope::string_at(&body, "/type"))
+            .object_id(envelope::string_at(&body, "/data/object/id"))
+            .created_at(envelope::integer_at(&body, "/created"));
+        Ok(Outcome::Event(event))
+    }
+}

@@ -1,0 +1,83 @@
+//! The provider registry: provider name → adapter constructor. Adding a
+//! provider is one file under `providers/` and one line in [`REGISTRY`].
+
+use crate::providers;
+use crate::Adapter;
+
+/// Provider-specific settings an endpoint may carry beside its secrets.
+#[derive(Debug, Clone, Default)]
+pub struct AdapterSettings {
+    /// The public URL the provider was given, for schemes that sign the URL
+    /// (Twilio, Square).
+    pub public_url: Option<String>,
+}
+
+/// Why an adapter could not be built. Messages name the setting.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    #[error("unknown provider `{name}` (known providers: {known})")]
+    UnknownProvider { name: String, known: String },
+    #[error("provider `{provider}` requires `{field}`")]
+    Missing {
+        provider: &'static str,
+        field: &'static str,
+    },
+    #[error("`{field}`: {message}")]
+    Invalid {
+        field: &'static str,
+        message: String,
+    },
+}
+
+type Build = fn(&AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError>;
+
+/// Every provider hookinbox knows, by configuration name.
+const REGISTRY: &[(&str, Build)] = &[
+    ("lab", providers::lab::build),
+    ("stripe", providers::stripe::build),
+];
+
+/// Builds the adapter for a provider name.
+pub fn adapter_for(
+    name: &str,
+    settings: &AdapterSettings,
+) -> Result<Box<dyn Adapter>, SettingsError> {
+    match REGISTRY.iter().find(|(known, _)| *known == name) {
+        Some((_, build)) => build(settings),
+        None => Err(SettingsError::UnknownProvider {
+            name: name.to_owned(),
+            known: provider_names().collect::<Vec<_>>().join(", "),
+        }),
+    }
+}
+
+/// The names of every registered provider.
+pub fn provider_names() -> impl Iterator<Item = &'static str> {
+    REGISTRY.iter().map(|(name, _)| *name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_registered_adapter_reports_its_own_name() {
+        for name in provider_names() {
+            let settings = AdapterSettings {
+                public_url: Some("https://example.com/hooks/x".into()),
+            };
+            let adapter = adapter_for(name, &settings).unwrap();
+            assert_eq!(adapter.name(), name);
+        }
+    }
+
+    #[test]
+    fn unknown_provider_lists_known_ones() {
+        let err = adapter_for("strype", &AdapterSettings::default()).unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.contains("strype") && message.contains("stripe"),
+            "{message}"
+        );
+    }
+}

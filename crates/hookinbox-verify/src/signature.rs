@@ -1,0 +1,215 @@
+//! The signature claim an adapter reads from a request, and the one
+//! constant-time check that compares it with a key.
+//!
+//! Adapters never compare signatures themselves: they say which bytes were
+//! signed ([`SignedMessage`]) and which signatures were presented
+//! ([`Candidate`]); [`SignatureClaim::is_signed_by`] does the cryptography
+//! with RustCrypto / dalek primitives.
+
+use std::borrow::Cow;
+
+use hmac::{Hmac, Mac};
+use sha2::Digest;
+use subtle::ConstantTimeEq;
+
+use crate::Key;
+
+/// The algorithm of one presented signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Algorithm {
+    HmacSha256,
+    HmacSha1,
+    Ed25519,
+    /// ECDSA P-256 over SHA-256; candidate bytes are the DER signature.
+    EcdsaP256Sha256,
+    /// A shared token sent as is; the signed message is ignored.
+    Token,
+}
+
+/// One signature presented by the request, already decoded from its
+/// transport encoding (hex, base64).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub algorithm: Algorithm,
+    pub bytes: Vec<u8>,
+}
+
+impl Candidate {
+    pub fn new(algorithm: Algorithm, bytes: Vec<u8>) -> Self {
+        Candidate { algorithm, bytes }
+    }
+}
+
+/// The exact bytes the provider signed, as pieces that are hashed in order
+/// without copying the body.
+#[derive(Debug, Clone, Default)]
+pub struct SignedMessage<'r> {
+    parts: Vec<Cow<'r, [u8]>>,
+}
+
+impl<'r> SignedMessage<'r> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends borrowed bytes (typically the raw body).
+    pub fn borrowed(mut self, bytes: &'r [u8]) -> Self {
+        self.parts.push(Cow::Borrowed(bytes));
+        self
+    }
+
+    /// Appends owned bytes (a timestamp, a separator, a URL).
+    pub fn owned(mut self, bytes: impl Into<Vec<u8>>) -> Self {
+        self.parts.push(Cow::Owned(bytes.into()));
+        self
+    }
+
+    pub fn parts(&self) -> impl Iterator<Item = &[u8]> {
+        self.parts.iter().map(|p| p.as_ref())
+    }
+
+    /// The whole message in one buffer, for schemes that need it contiguous.
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.parts.iter().map(|p| p.len()).sum());
+        for part in &self.parts {
+            out.extend_from_slice(part);
+        }
+        out
+    }
+}
+
+/// Everything an adapter reads from a request before verification: the
+/// signed timestamp (if the scheme signs one), the signed bytes and every
+/// presented signature.
+#[derive(Debug, Clone)]
+pub struct SignatureClaim<'r> {
+    pub timestamp: Option<i64>,
+    pub message: SignedMessage<'r>,
+    pub candidates: Vec<Candidate>,
+}
+
+impl<'r> SignatureClaim<'r> {
+    /// True when `key` produced at least one of the candidates. Every
+    /// comparison of secret-derived bytes is constant-time.
+    pub fn is_signed_by(&self, key: &Key) -> bool {
+        match key {
+            Key::Hmac(secret) => {
+                self.hmac_matches::<Hmac<sha2::Sha256>>(secret.expose(), Algorithm::HmacSha256)
+                    || self.hmac_matches::<Hmac<sha1::Sha1>>(secret.expose(), Algorithm::HmacSha1)
+            }
+            Key::Token(token) => {
+                // Compare digests so the comparison time does not reveal the token length.
+                let expected = sha2::Sha256::digest(token.expose());
+                self.of(Algorithm::Token).fold(false, |found, candidate| {
+                    let presented = sha2::Sha256::digest(&candidate.bytes);
+                    found | bool::from(presented.ct_eq(&expected))
+                })
+            }
+            Key::Ed25519(public) => {
+                let mut candidates = self.of(Algorithm::Ed25519).peekable();
+                if candidates.peek().is_none() {
+                    return false;
+                }
+                let message = self.message.to_vec();
+                candidates.any(|candidate| {
+                    ed25519_dalek::Signature::from_slice(&candidate.bytes)
+                        .map(|sig| public.verify_strict(&message, &sig).is_ok())
+                        .unwrap_or(false)
+                })
+            }
+            Key::EcdsaP256(public) => {
+                use p256::ecdsa::signature::Verifier as _;
+                let mut candidates = self.of(Algorithm::EcdsaP256Sha256).peekable();
+                if candidates.peek().is_none() {
+                    return false;
+                }
+                let message = self.message.to_vec();
+                candidates.any(|candidate| {
+                    p256::ecdsa::DerSignature::from_bytes(&candidate.bytes)
+                        .ok()
+                        .and_then(|der| p256::ecdsa::Signature::from_der(der.as_bytes()).ok())
+                        .or_else(|| p256::ecdsa::Signature::from_slice(&candidate.bytes).ok())
+                        .map(|sig| public.verify(&message, &sig).is_ok())
+                        .unwrap_or(false)
+                })
+            }
+        }
+    }
+
+    fn of(&self, algorithm: Algorithm) -> impl Iterator<Item = &Candidate> {
+        self.candidates
+            .iter()
+            .filter(move |c| c.algorithm == algorithm)
+    }
+
+    fn hmac_matches<M: Mac + hmac::digest::KeyInit + Clone>(
+        &self,
+        secret: &[u8],
+        algorithm: Algorithm,
+    ) -> bool {
+        let mut candidates = self.of(algorithm).peekable();
+        if candidates.peek().is_none() {
+            return false;
+        }
+        let Ok(mut mac) = <M as hmac::digest::KeyInit>::new_from_slice(secret) else {
+            return false;
+        };
+        for part in self.message.parts() {
+            mac.update(part);
+        }
+        // One MAC per key, compared against every candidate in constant time.
+        candidates.fold(false, |found, candidate| {
+            found | mac.clone().verify_slice(&candidate.bytes).is_ok()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SecretBytes;
+
+    fn hmac256(secret: &[u8], message: &[u8]) -> Vec<u8> {
+        let mut mac = Hmac::<sha2::Sha256>::new_from_slice(secret).unwrap();
+        mac.update(message);
+        mac.finalize().into_bytes().to_vec()
+    }
+
+    #[test]
+    fn hmac_over_pieces_equals_hmac_over_whole() {
+        let body = b"{\"id\":1}";
+        let claim = SignatureClaim {
+            timestamp: None,
+            message: SignedMessage::new().owned("123.").borrowed(body),
+            candidates: vec![Candidate::new(
+                Algorithm::HmacSha256,
+                hmac256(b"k", b"123.{\"id\":1}"),
+            )],
+        };
+        assert!(claim.is_signed_by(&Key::Hmac(SecretBytes::new(b"k".to_vec()))));
+        assert!(!claim.is_signed_by(&Key::Hmac(SecretBytes::new(b"j".to_vec()))));
+    }
+
+    #[test]
+    fn token_must_match_exactly() {
+        let claim = |presented: &str| SignatureClaim {
+            timestamp: None,
+            message: SignedMessage::new(),
+            candidates: vec![Candidate::new(Algorithm::Token, presented.into())],
+        };
+        let key = Key::token_from_utf8("tok").unwrap();
+        assert!(claim("tok").is_signed_by(&key));
+        assert!(!claim("tok ").is_signed_by(&key));
+        assert!(!claim("to").is_signed_by(&key));
+    }
+
+    #[test]
+    fn a_key_never_checks_candidates_of_another_family() {
+        let claim = SignatureClaim {
+            timestamp: None,
+            message: SignedMessage::new().owned("m"),
+            candidates: vec![Candidate::new(Algorithm::Token, b"k".to_vec())],
+        };
+        assert!(!claim.is_signed_by(&Key::Hmac(SecretBytes::new(b"k".to_vec()))));
+    }
+}
