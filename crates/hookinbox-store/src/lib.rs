@@ -1,1 +1,21 @@
+//! The storage seam of hookinbox (DESIGN.md §4).
+//!
+//! [`Store`] is the only way the service touches its database, and this crate
+//! is the only place SQL lives. The SQLite implementation ([`SqliteStore`])
+//! is the embedded default: one writer thread owns the write connection and
+//! commits many waiting requests in one transaction (group commit), answering
+//! each only after that commit returned.
 
+pub mod error;
+pub mod inbox;
+pub mod sqlite;
+pub mod stats;
+pub mod storage_url;
+pub mod store;
+
+pub use error::StoreError;
+pub use inbox::{AcceptOutcome, Fingerprint, InboxStatus, NewEvent};
+pub use sqlite::{SqliteOptions, SqliteStore};
+pub use stats::Stats;
+pub use storage_url::StorageUrl;
+pub use store::Store;

@@ -1,0 +1,29 @@
+//! Counts for operators (`hookinbox stats`).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+/// Inbox rows by endpoint and status.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Stats {
+    pub total: u64,
+    /// status → count, over all endpoints.
+    pub by_status: BTreeMap<String, u64>,
+    /// endpoint → status → count.
+    pub by_endpoint: BTreeMap<String, BTreeMap<String, u64>>,
+}
+
+impl Stats {
+    /// Adds one (endpoint, status, count) group.
+    pub fn add(&mut self, endpoint: &str, status: &str, count: u64) {
+        self.total += count;
+        *self.by_status.entry(status.to_owned()).or_default() += count;
+        *self
+            .by_endpoint
+            .entry(endpoint.to_owned())
+            .or_default()
+            .entry(status.to_owned())
+            .or_default() += count;
+    }
+}

@@ -1,0 +1,68 @@
+//! Parsing of `storage.url`.
+
+use std::path::{Path, PathBuf};
+
+/// Where the data lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StorageUrl {
+    /// `sqlite://path/to/file.db` — relative paths are relative to `base`.
+    Sqlite(PathBuf),
+    /// `postgres://…` / `postgresql://…`
+    Postgres(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StorageUrlError {
+    #[error("expected `sqlite://PATH` or `postgres://…`")]
+    Scheme,
+    #[error("`sqlite://` needs a file path")]
+    EmptyPath,
+}
+
+impl StorageUrl {
+    /// Parses a storage URL; a relative SQLite path is resolved against `base`
+    /// (the directory of the configuration file).
+    pub fn parse(url: &str, base: &Path) -> Result<StorageUrl, StorageUrlError> {
+        if let Some(path) = url.strip_prefix("sqlite://") {
+            if path.is_empty() {
+                return Err(StorageUrlError::EmptyPath);
+            }
+            let path = Path::new(path);
+            return Ok(StorageUrl::Sqlite(if path.is_absolute() {
+                path.to_owned()
+            } else {
+                base.join(path)
+            }));
+        }
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(StorageUrl::Postgres(url.to_owned()));
+        }
+        Err(StorageUrlError::Scheme)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_paths_resolve_against_the_config_dir() {
+        let base = Path::new("/etc/hookinbox");
+        assert_eq!(
+            StorageUrl::parse("sqlite://inbox.db", base).unwrap(),
+            StorageUrl::Sqlite("/etc/hookinbox/inbox.db".into())
+        );
+        assert_eq!(
+            StorageUrl::parse("sqlite:///var/lib/h.db", base).unwrap(),
+            StorageUrl::Sqlite("/var/lib/h.db".into())
+        );
+        assert_eq!(
+            StorageUrl::parse("mysql://x", base),
+            Err(StorageUrlError::Scheme)
+        );
+        assert_eq!(
+            StorageUrl::parse("sqlite://", base),
+            Err(StorageUrlError::EmptyPath)
+        );
+    }
+}
