@@ -15,7 +15,7 @@ pub mod store;
 
 pub use error::StoreError;
 pub use inbox::{AcceptOutcome, Fingerprint, InboxStatus, NewEvent};
-pub use sqlite::{SqliteOptions, SqliteStore};
+pub use sqlite::{SqliteOptions, SqliteReader, SqliteStore};
 pub use stats::Stats;
 pub use storage_url::StorageUrl;
 pub use store::Store;

@@ -1,1 +1,17 @@
+//! hookinbox: a durable webhook receiver.
+//!
+//! The service crate wires the pure verifier (`hookinbox-verify`) and the
+//! store (`hookinbox-store`) behind an HTTP ingress, and carries the CLI.
+//! The rule everything serves: a 2xx means "durably accepted (or already
+//! accepted)", and is never sent before the commit that makes it true.
 
+pub mod app_state;
+pub mod cli;
+pub mod clock;
+pub mod commands;
+pub mod config;
+pub mod endpoint;
+pub mod ingress;
+pub mod secret_source;
+pub mod server;
+pub mod storage;

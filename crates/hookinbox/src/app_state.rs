@@ -1,0 +1,16 @@
+//! What every request handler shares.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hookinbox_store::Store;
+
+use crate::endpoint::Endpoints;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub endpoints: Arc<Endpoints>,
+    pub store: Arc<dyn Store>,
+    /// Time allowed to receive a whole body.
+    pub body_read_timeout: Duration,
+}

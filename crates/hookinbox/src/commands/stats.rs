@@ -1,0 +1,24 @@
+//! `hookinbox stats`
+
+use std::path::Path;
+
+use crate::config::Config;
+use crate::storage;
+
+pub fn run(config_path: &Path, json: bool) -> anyhow::Result<()> {
+    let config = Config::load(config_path)?;
+    let reader = storage::open_reader(&config)?;
+    let stats = reader.stats()?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&stats)?);
+        return Ok(());
+    }
+    println!("{:<24} {:<10} {:>10}", "ENDPOINT", "STATUS", "COUNT");
+    for (endpoint, by_status) in &stats.by_endpoint {
+        for (status, count) in by_status {
+            println!("{endpoint:<24} {status:<10} {count:>10}");
+        }
+    }
+    println!("{:<24} {:<10} {:>10}", "total", "", stats.total);
+    Ok(())
+}

@@ -1,0 +1,144 @@
+//! An endpoint at run time: its verifier (adapter + key ring), limits and
+//! rate limiter, built once from configuration at start-up.
+
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::sync::Arc;
+
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use hookinbox_verify::{adapter_for, AdapterSettings, SecretInput, Verifier};
+
+use crate::config::{Config, ConfigError, EndpointConfig};
+
+/// Media types accepted when an endpoint does not list its own.
+const DEFAULT_CONTENT_TYPES: &[&str] = &["application/json", "application/x-www-form-urlencoded"];
+
+/// One configured endpoint, ready to serve.
+pub struct Endpoint {
+    pub id: String,
+    pub provider: &'static str,
+    pub verifier: Verifier,
+    pub max_body_bytes: usize,
+    content_types: Vec<String>,
+    rate_limiter: Option<DefaultDirectRateLimiter>,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("id", &self.id)
+            .field("provider", &self.provider)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Endpoint {
+    /// Builds an endpoint; `index` names it in errors (`endpoint[2].…`).
+    pub fn build(
+        config: &EndpointConfig,
+        index: usize,
+        base_dir: &std::path::Path,
+    ) -> Result<Endpoint, ConfigError> {
+        let field = |name: &str| format!("endpoint[{index}].{name}");
+        let settings = AdapterSettings {
+            public_url: config.public_url.clone(),
+            ..AdapterSettings::default()
+        };
+        let adapter = adapter_for(&config.provider, &settings)
+            .map_err(|e| ConfigError::invalid(field("provider"), e.to_string()))?;
+        let provider = adapter.name();
+        let mut secrets = Vec::with_capacity(config.secrets.len());
+        for (n, secret) in config.secrets.iter().enumerate() {
+            let value = secret.resolve(base_dir, &field(&format!("secret[{n}]")))?;
+            secrets.push(SecretInput {
+                version: secret.version.clone(),
+                value,
+                not_before: secret.not_before,
+                not_after: secret.not_after,
+            });
+        }
+        let verifier = Verifier::new(adapter, secrets)
+            .map_err(|e| ConfigError::invalid(field("secret"), e.to_string()))?
+            .with_tolerance_seconds(config.tolerance_seconds)
+            .with_allowed_types(config.event_types.clone());
+        let content_types = config
+            .content_types
+            .clone()
+            .unwrap_or_else(|| {
+                DEFAULT_CONTENT_TYPES
+                    .iter()
+                    .map(|t| (*t).to_owned())
+                    .collect()
+            })
+            .into_iter()
+            .map(|t| t.trim().to_ascii_lowercase())
+            .collect();
+        let rate_limiter = match &config.rate_limit {
+            Some(rate) => {
+                let per_second = NonZeroU32::new(rate.per_second).ok_or_else(|| {
+                    ConfigError::invalid(field("rate_limit.per_second"), "must be positive")
+                })?;
+                let burst =
+                    NonZeroU32::new(rate.burst.unwrap_or(rate.per_second)).ok_or_else(|| {
+                        ConfigError::invalid(field("rate_limit.burst"), "must be positive")
+                    })?;
+                Some(RateLimiter::direct(
+                    Quota::per_second(per_second).allow_burst(burst),
+                ))
+            }
+            None => None,
+        };
+        Ok(Endpoint {
+            id: config.id.clone(),
+            provider,
+            verifier,
+            max_body_bytes: config.max_body_bytes,
+            content_types,
+            rate_limiter,
+        })
+    }
+
+    /// Whether a body of this media type (lower-cased, without parameters) is taken.
+    pub fn accepts_media_type(&self, media_type: Option<&str>) -> bool {
+        let Some(media_type) = media_type else {
+            return self.content_types.iter().any(|t| t == "*");
+        };
+        self.content_types.iter().any(|allowed| {
+            allowed == "*"
+                || allowed == media_type
+                || (allowed == "application/json"
+                    && media_type.starts_with("application/")
+                    && media_type.ends_with("+json"))
+        })
+    }
+
+    /// Takes one request from the rate limit; `Err` carries the seconds to wait.
+    pub fn check_rate(&self) -> Result<(), u64> {
+        let Some(limiter) = &self.rate_limiter else {
+            return Ok(());
+        };
+        limiter.check().map_err(|not_until| {
+            let wait = not_until.wait_time_from(governor::clock::Clock::now(
+                &governor::clock::DefaultClock::default(),
+            ));
+            wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
+        })
+    }
+}
+
+/// Every endpoint by id.
+pub type Endpoints = HashMap<String, Arc<Endpoint>>;
+
+/// Builds every endpoint of a configuration; the first error stops start-up.
+pub fn build_all(config: &Config) -> Result<Endpoints, ConfigError> {
+    config
+        .endpoints
+        .iter()
+        .enumerate()
+        .map(|(index, endpoint)| {
+            Endpoint::build(endpoint, index, &config.base_dir)
+                .map(|built| (built.id.clone(), Arc::new(built)))
+        })
+        .collect()
+}

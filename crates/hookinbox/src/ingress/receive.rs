@@ -1,0 +1,235 @@
+//! `POST /hooks/{endpoint_id}`: the ingress pipeline of DESIGN.md §1, in its
+//! exact order. Nothing from a request is stored or logged before it is
+//! verified, and the 2xx is sent only after the commit returned.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, Method, Request, StatusCode};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use hookinbox_store::{AcceptOutcome, Fingerprint, NewEvent, StoreError};
+use hookinbox_verify::{Failure, Headers, Outcome, Reply, Verified};
+
+use super::audit_headers::audit_headers;
+use super::body::{check_declared_length, read_capped};
+use super::rejection::{Acceptance, Rejection};
+use crate::app_state::AppState;
+use crate::clock;
+use crate::endpoint::Endpoint;
+
+/// Bodies at least this large are verified on the blocking pool, so an HMAC
+/// over up to the body limit never stalls the async workers; smaller ones are
+/// cheaper to verify in place than to hand over.
+const BLOCKING_VERIFY_THRESHOLD: usize = 32 * 1024;
+
+pub async fn receive(
+    State(state): State<AppState>,
+    Path(endpoint_id): Path<String>,
+    request: Request<Body>,
+) -> Response {
+    match pipeline(&state, &endpoint_id, request).await {
+        Ok(response) => response,
+        Err(rejection) => rejection.into_response(),
+    }
+}
+
+async fn pipeline(
+    state: &AppState,
+    endpoint_id: &str,
+    request: Request<Body>,
+) -> Result<Response, Rejection> {
+    let (parts, body) = request.into_parts();
+    // 1. method, endpoint, rate limit
+    if parts.method != Method::POST {
+        return Err(Rejection::Method);
+    }
+    let endpoint = state
+        .endpoints
+        .get(endpoint_id)
+        .cloned()
+        .ok_or(Rejection::NotFound)?;
+    endpoint
+        .check_rate()
+        .map_err(|retry_after_seconds| Rejection::RateLimited {
+            retry_after_seconds,
+        })?;
+    // 2. declared length, content type (headers are already bounded by the HTTP layer)
+    check_declared_length(&parts.headers, endpoint.max_body_bytes)?;
+    let media_type = media_type(&parts.headers);
+    if !endpoint.accepts_media_type(media_type.as_deref()) {
+        return Err(Rejection::ContentType);
+    }
+    // 3. read at most max_body_bytes
+    let body = read_capped(body, endpoint.max_body_bytes, state.body_read_timeout).await?;
+    let received_at_ms = clock::unix_millis();
+    // 4–7. claim, signature, timestamp, envelope
+    let headers = to_verify_headers(&parts.headers);
+    let query = parts.uri.query().map(str::to_owned);
+    let checked = verify(&endpoint, headers, body, query).await?;
+    let CheckedRequest {
+        verified,
+        headers,
+        body,
+        fingerprint,
+    } = checked;
+    let matched_secret_version = verified.matched_secret_version().to_owned();
+    let envelope = match verified.into_outcome() {
+        Outcome::Event(envelope) => envelope,
+        Outcome::Handshake(reply) => return Ok(handshake(reply)),
+        Outcome::Ignored(envelope) => {
+            tracing::info!(
+                message = "Ignored an event type the endpoint does not take.",
+                endpoint = %endpoint.id,
+                event_type = envelope.event_type.as_deref().unwrap_or("")
+            );
+            return Ok(Acceptance::Ignored.into_response());
+        }
+    };
+    // 8. durable accept, then the answer
+    let event_id = envelope.event_id.clone();
+    let event = NewEvent {
+        endpoint_id: endpoint.id.clone(),
+        provider: endpoint.provider.to_owned(),
+        provider_event_id: envelope.event_id,
+        event_type: envelope.event_type,
+        object_id: envelope.object_id,
+        object_version: envelope.object_version,
+        provider_created_at: envelope.created_at,
+        received_at_ms,
+        content_type: parts
+            .headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
+        payload: body,
+        fingerprint,
+        audit_headers: audit_headers(&headers),
+        matched_secret_version,
+    };
+    match state.store.accept(event).await {
+        Ok(AcceptOutcome::Inserted { id }) => Ok(Acceptance::Accepted {
+            id,
+            duplicate: false,
+        }
+        .into_response()),
+        Ok(AcceptOutcome::Duplicate { id }) => Ok(Acceptance::Accepted {
+            id,
+            duplicate: true,
+        }
+        .into_response()),
+        Ok(AcceptOutcome::Conflict { .. }) => {
+            tracing::warn!(
+                message = "Event id reused with a different body; refused.",
+                endpoint = %endpoint.id,
+                event_id = %mask(&event_id)
+            );
+            Err(Rejection::Conflict)
+        }
+        Err(error) => {
+            let retry_after_seconds = match error {
+                StoreError::Overloaded => 1,
+                _ => 5,
+            };
+            tracing::error!(message = "Could not commit an event; answered 503.", endpoint = %endpoint.id, %error);
+            Err(Rejection::Unavailable {
+                retry_after_seconds,
+            })
+        }
+    }
+}
+
+/// A verified request with what the store needs from it.
+struct CheckedRequest {
+    verified: Verified,
+    headers: Headers,
+    body: Bytes,
+    fingerprint: Fingerprint,
+}
+
+/// Runs verification (and the fingerprint) in place or on the blocking pool.
+async fn verify(
+    endpoint: &Arc<Endpoint>,
+    headers: Headers,
+    body: Bytes,
+    query: Option<String>,
+) -> Result<CheckedRequest, Rejection> {
+    let body_len = body.len();
+    let run = {
+        let endpoint = Arc::clone(endpoint);
+        move || -> Result<CheckedRequest, Failure> {
+            let request =
+                hookinbox_verify::Request::new(&headers, &body).with_query(query.as_deref());
+            let verified = endpoint.verifier.verify(&request, clock::unix_seconds())?;
+            let fingerprint = Fingerprint::of(&body);
+            Ok(CheckedRequest {
+                verified,
+                headers,
+                body,
+                fingerprint,
+            })
+        }
+    };
+    let endpoint_id = endpoint.id.clone();
+    let result = if body_len >= BLOCKING_VERIFY_THRESHOLD {
+        tokio::task::spawn_blocking(run)
+            .await
+            .map_err(|_| Rejection::Unavailable {
+                retry_after_seconds: 1,
+            })?
+    } else {
+        run()
+    };
+    result.map_err(|failure| {
+        // Only names and numbers: never the body of an unverified request.
+        tracing::info!(
+            message = "Refused a request.",
+            endpoint = %endpoint_id,
+            reason = failure.refusal.reason.as_str(),
+            detail = %failure.refusal.detail
+        );
+        Rejection::Verification(failure.refusal.reason)
+    })
+}
+
+fn handshake(reply: Reply) -> Response {
+    let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
+    (
+        status,
+        [(header::CONTENT_TYPE, reply.content_type)],
+        reply.body,
+    )
+        .into_response()
+}
+
+fn media_type(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .filter(|v| !v.is_empty())
+}
+
+fn to_verify_headers(headers: &HeaderMap) -> Headers {
+    let mut out = Headers::new();
+    for (name, value) in headers {
+        out.append(
+            name.as_str(),
+            String::from_utf8_lossy(value.as_bytes()).into_owned(),
+        );
+    }
+    out
+}
+
+/// An event id as logs show it: enough to correlate, not the whole id.
+fn mask(id: &str) -> String {
+    let shown: String = id.chars().take(6).collect();
+    format!("{shown}…")
+}

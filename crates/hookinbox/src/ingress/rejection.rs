@@ -1,0 +1,158 @@
+//! The one mapping from ingress outcomes to HTTP (DESIGN.md §2): status
+//! codes, `Retry-After`, and the closed set of reason strings.
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use hookinbox_verify::Reason;
+use serde_json::json;
+
+/// Every way ingress refuses a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rejection {
+    /// Not a POST.
+    Method,
+    /// No endpoint with that id. (`not_found` extends the reason set of
+    /// DESIGN.md §2, which has no row for an unknown endpoint.)
+    NotFound,
+    /// The endpoint's rate limit is exhausted.
+    RateLimited { retry_after_seconds: u64 },
+    /// Declared or streamed body larger than the endpoint allows.
+    TooLarge,
+    /// Media type not accepted by the endpoint.
+    ContentType,
+    /// Verification refused the request.
+    Verification(Reason),
+    /// The body could not be read to its end (client went away, read timeout).
+    BodyRead,
+    /// Same event id, different body.
+    Conflict,
+    /// Storage unavailable, commit outcome unknown, or overloaded.
+    Unavailable { retry_after_seconds: u64 },
+}
+
+impl Rejection {
+    pub fn status(self) -> StatusCode {
+        match self {
+            Rejection::Method => StatusCode::METHOD_NOT_ALLOWED,
+            Rejection::NotFound => StatusCode::NOT_FOUND,
+            Rejection::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Rejection::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Rejection::ContentType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Rejection::Verification(reason) => match reason {
+                Reason::MissingSignature
+                | Reason::MalformedSignature
+                | Reason::Signature
+                | Reason::Timestamp => StatusCode::UNAUTHORIZED,
+                Reason::MissingEventId | Reason::MalformedBody => StatusCode::BAD_REQUEST,
+            },
+            Rejection::BodyRead => StatusCode::BAD_REQUEST,
+            Rejection::Conflict => StatusCode::CONFLICT,
+            Rejection::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    /// The reason string on the wire.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Rejection::Method => "method",
+            Rejection::NotFound => "not_found",
+            Rejection::RateLimited { .. } => "rate_limited",
+            Rejection::TooLarge => "too_large",
+            Rejection::ContentType => "content_type",
+            Rejection::Verification(reason) => reason.as_str(),
+            Rejection::BodyRead => "malformed_body",
+            Rejection::Conflict => "conflict",
+            Rejection::Unavailable { .. } => "unavailable",
+        }
+    }
+
+    fn retry_after_seconds(self) -> Option<u64> {
+        match self {
+            Rejection::RateLimited {
+                retry_after_seconds,
+            }
+            | Rejection::Unavailable {
+                retry_after_seconds,
+            } => Some(retry_after_seconds.max(1)),
+            _ => None,
+        }
+    }
+}
+
+impl IntoResponse for Rejection {
+    fn into_response(self) -> Response {
+        let mut response = (
+            self.status(),
+            Json(json!({"accepted": false, "error": self.reason()})),
+        )
+            .into_response();
+        let headers = response.headers_mut();
+        if let Some(seconds) = self.retry_after_seconds() {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        if self == Rejection::Method {
+            headers.insert(header::ALLOW, HeaderValue::from_static("POST"));
+        }
+        response
+    }
+}
+
+/// The answers to an accepted or ignored event.
+pub enum Acceptance {
+    /// Committed now, or found already committed (`duplicate`).
+    Accepted { id: String, duplicate: bool },
+    /// Verified, of a type the endpoint does not store: acknowledged so the
+    /// provider stops retrying.
+    Ignored,
+}
+
+impl IntoResponse for Acceptance {
+    fn into_response(self) -> Response {
+        match self {
+            Acceptance::Accepted { id, duplicate } => (
+                StatusCode::OK,
+                Json(json!({"accepted": true, "duplicate": duplicate, "id": id})),
+            )
+                .into_response(),
+            Acceptance::Ignored => (
+                StatusCode::OK,
+                Json(json!({"accepted": false, "ignored": true, "reason": "unsupported_type"})),
+            )
+                .into_response(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verification_reasons_map_to_401_or_400() {
+        for reason in Reason::ALL {
+            let status = Rejection::Verification(reason).status();
+            let expected = match reason {
+                Reason::MissingEventId | Reason::MalformedBody => 400,
+                _ => 401,
+            };
+            assert_eq!(status.as_u16(), expected, "{reason}");
+            assert_eq!(Rejection::Verification(reason).reason(), reason.as_str());
+        }
+    }
+
+    #[test]
+    fn retryable_answers_carry_retry_after() {
+        let response = Rejection::Unavailable {
+            retry_after_seconds: 0,
+        }
+        .into_response();
+        assert_eq!(response.status(), 503);
+        assert_eq!(response.headers()[header::RETRY_AFTER], "1");
+        let response = Rejection::RateLimited {
+            retry_after_seconds: 3,
+        }
+        .into_response();
+        assert_eq!(response.headers()[header::RETRY_AFTER], "3");
+    }
+}

@@ -1,0 +1,56 @@
+use std::process::ExitCode;
+
+use clap::Parser;
+use hookinbox::cli::{Cli, Command, LogFormat};
+use hookinbox::commands;
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.log_format);
+    let result = match cli.command {
+        Command::Serve { config, listen } => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(anyhow::Error::from)
+            .and_then(|runtime| runtime.block_on(commands::serve::run(&config, listen)))
+            .map(|()| true),
+        Command::Verify {
+            config,
+            endpoint,
+            now,
+            headers,
+            body_file,
+            query,
+        } => commands::verify::run(
+            &config,
+            &endpoint,
+            now,
+            &headers,
+            &body_file,
+            query.as_deref(),
+        ),
+        Command::Stats { config, json } => commands::stats::run(&config, json).map(|()| true),
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(ansi)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
