@@ -2,5 +2,6 @@
 //! bytes, the tolerance, the event id source and its stability across
 //! retries, and the provider's redelivery window.
 
+pub mod github;
 pub mod lab;
 pub mod stripe;
