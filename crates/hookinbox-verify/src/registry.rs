@@ -36,6 +36,7 @@ const REGISTRY: &[(&str, Build)] = &[
     ("lab", providers::lab::build),
     ("stripe", providers::stripe::build),
     ("github", providers::github::build),
+    ("slack", providers::slack::build),
 ];
 
 /// Builds the adapter for a provider name.

@@ -4,4 +4,5 @@
 
 pub mod github;
 pub mod lab;
+pub mod slack;
 pub mod stripe;
