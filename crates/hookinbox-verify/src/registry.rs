@@ -37,6 +37,7 @@ const REGISTRY: &[(&str, Build)] = &[
     ("stripe", providers::stripe::build),
     ("github", providers::github::build),
     ("slack", providers::slack::build),
+    ("standard", providers::standard::build),
 ];
 
 /// Builds the adapter for a provider name.

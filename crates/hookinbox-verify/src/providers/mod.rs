@@ -5,4 +5,5 @@
 pub mod github;
 pub mod lab;
 pub mod slack;
+pub mod standard;
 pub mod stripe;
