@@ -10,6 +10,8 @@ pub struct AdapterSettings {
     /// The public URL the provider was given, for schemes that sign the URL
     /// (Twilio, Square).
     pub public_url: Option<String>,
+    /// The scheme of a `generic_hmac` endpoint; required by that provider only.
+    pub generic_hmac: Option<providers::generic_hmac::GenericHmacSettings>,
 }
 
 /// Why an adapter could not be built. Messages name the setting.
@@ -35,6 +37,10 @@ type Build = fn(&AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError>;
 const REGISTRY: &[(&str, Build)] = &[
     ("lab", providers::lab::build),
     ("stripe", providers::stripe::build),
+    ("github", providers::github::build),
+    ("slack", providers::slack::build),
+    ("standard", providers::standard::build),
+    ("generic_hmac", providers::generic_hmac::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -65,6 +71,7 @@ mod tests {
         for name in provider_names() {
             let settings = AdapterSettings {
                 public_url: Some("https://example.com/hooks/x".into()),
+                generic_hmac: Some(providers::generic_hmac::GenericHmacSettings::example()),
             };
             let adapter = adapter_for(name, &settings).unwrap();
             assert_eq!(adapter.name(), name);

@@ -103,7 +103,8 @@ pub struct Diagnosis {
 #[error("{refusal}")]
 pub struct Failure {
     pub refusal: Refusal,
-    pub diagnosis: Diagnosis,
+    /// Boxed so `Result<_, Failure>` stays small on the accepted path.
+    pub diagnosis: Box<Diagnosis>,
 }
 
 /// The verification pipeline of one endpoint.
@@ -201,7 +202,7 @@ impl Verifier {
         let mut diagnosis = Diagnosis::default();
         let fail = |refusal: Refusal, diagnosis: &Diagnosis| Failure {
             refusal,
-            diagnosis: diagnosis.clone(),
+            diagnosis: Box::new(diagnosis.clone()),
         };
 
         let claim = self

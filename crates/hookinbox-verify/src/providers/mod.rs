@@ -2,5 +2,9 @@
 //! bytes, the tolerance, the event id source and its stability across
 //! retries, and the provider's redelivery window.
 
+pub mod generic_hmac;
+pub mod github;
 pub mod lab;
+pub mod slack;
+pub mod standard;
 pub mod stripe;

@@ -1,0 +1,427 @@
+//! `generic_hmac` — a configurable HMAC scheme for senders without a
+//! dedicated adapter. Everything below comes from [`GenericHmacSettings`],
+//! validated at start-up.
+//!
+//! - Headers: `signature_header` (optionally after `signature_prefix`),
+//!   optionally `timestamp_header` (integer unix seconds; anything else is a
+//!   `timestamp` refusal) and `id_header`. A configured timestamp header that
+//!   is absent, or an id header the signed content needs, is
+//!   `missing_signature`: the signed bytes cannot be rebuilt without it.
+//! - Signed bytes: the `signed_content` template, default `{body}`;
+//!   `{timestamp}` and `{id}` are the header values exactly as sent.
+//! - Algorithm and key: HMAC-SHA256 (default) or HMAC-SHA1, keyed with the
+//!   secret string's own bytes; the signature in hex (default) or base64.
+//! - Tolerance: `tolerance_seconds` (default 300) when a timestamp header is
+//!   set, both directions; none otherwise.
+//! - Event id: `id_header` or the JSON pointer `id_pointer` (exactly one).
+//!   Whether it is stable across retries is the sender's promise; an endpoint
+//!   should only be configured with an id that is.
+//! - Type: `type_header` or `type_pointer`, if set. Object id / version: none.
+//! - Redelivery window: `redelivery_window_seconds`, default 3 days.
+
+mod settings;
+mod template;
+
+pub use settings::{
+    default_tolerance_seconds, GenericHmacSettings, HmacAlgorithm, SignatureEncoding,
+};
+pub use template::{Piece, Template, TemplateError};
+
+use hmac::Mac;
+
+use crate::encoding;
+use crate::envelope;
+use crate::registry::{AdapterSettings, SettingsError};
+use crate::{
+    Adapter, Algorithm, Candidate, Envelope, Key, KeyError, Outcome, Refusal, Request,
+    SignatureClaim, SignedMessage,
+};
+use settings::{Source, Validated};
+
+/// A `generic_hmac` adapter built from validated settings.
+#[derive(Debug, Clone)]
+pub struct GenericHmac {
+    settings: GenericHmacSettings,
+    validated: Validated,
+}
+
+pub fn build(settings: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
+    let generic = settings
+        .generic_hmac
+        .as_ref()
+        .ok_or(SettingsError::Missing {
+            provider: "generic_hmac",
+            field: "generic_hmac",
+        })?;
+    Ok(Box::new(GenericHmac::new(generic.clone())?))
+}
+
+impl GenericHmac {
+    /// Validates the settings; an error names the field at fault.
+    pub fn new(settings: GenericHmacSettings) -> Result<GenericHmac, SettingsError> {
+        let validated = settings.validate()?;
+        Ok(GenericHmac {
+            settings,
+            validated,
+        })
+    }
+
+    pub fn settings(&self) -> &GenericHmacSettings {
+        &self.settings
+    }
+
+    /// The signature header value a sender with these settings would send:
+    /// the prefix, then the encoded HMAC of the signed content. `timestamp`
+    /// and `id` are the header values, needed only when the template uses
+    /// them. For tests and examples.
+    pub fn sign(&self, secret: &str, timestamp: &str, id: &str, body: &[u8]) -> String {
+        let mut content = Vec::new();
+        for piece in self.validated.template.pieces() {
+            content.extend_from_slice(match piece {
+                Piece::Literal(text) => text.as_bytes(),
+                Piece::Body => body,
+                Piece::Timestamp => timestamp.as_bytes(),
+                Piece::Id => id.as_bytes(),
+            });
+        }
+        let mac = match self.settings.algorithm {
+            HmacAlgorithm::Sha256 => hmac_bytes::<hmac::Hmac<sha2::Sha256>>(secret, &content),
+            HmacAlgorithm::Sha1 => hmac_bytes::<hmac::Hmac<sha1::Sha1>>(secret, &content),
+        };
+        let encoded = match self.settings.encoding {
+            SignatureEncoding::Hex => hex::encode(mac),
+            SignatureEncoding::Base64 => {
+                use base64::Engine;
+                base64::engine::general_purpose::STANDARD.encode(mac)
+            }
+        };
+        format!(
+            "{}{encoded}",
+            self.settings
+                .signature_prefix
+                .as_deref()
+                .unwrap_or_default()
+        )
+    }
+}
+
+fn hmac_bytes<M: Mac + hmac::digest::KeyInit>(secret: &str, content: &[u8]) -> Vec<u8> {
+    let mut mac = <M as hmac::digest::KeyInit>::new_from_slice(secret.as_bytes())
+        .expect("HMAC accepts keys of any length");
+    mac.update(content);
+    mac.finalize().into_bytes().to_vec()
+}
+
+impl Adapter for GenericHmac {
+    fn name(&self) -> &'static str {
+        "generic_hmac"
+    }
+
+    fn default_tolerance_seconds(&self) -> Option<u64> {
+        self.validated.tolerance_seconds
+    }
+
+    fn redelivery_window_seconds(&self) -> u64 {
+        self.settings.redelivery_window_seconds
+    }
+
+    fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {
+        Key::hmac_from_utf8(secret)
+    }
+
+    fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
+        let settings = &self.settings;
+        let headers = request.headers;
+        let header = headers
+            .get_nonempty(&settings.signature_header)
+            .ok_or_else(|| {
+                Refusal::missing_signature(format!("no {} header", settings.signature_header))
+            })?;
+        let encoded = match &settings.signature_prefix {
+            Some(prefix) => header.strip_prefix(prefix.as_str()).ok_or_else(|| {
+                Refusal::malformed_signature(format!(
+                    "{} does not start with `{prefix}`",
+                    settings.signature_header
+                ))
+            })?,
+            None => header,
+        };
+        let signature = match settings.encoding {
+            SignatureEncoding::Hex => encoding::hex_signature(encoded),
+            SignatureEncoding::Base64 => encoding::base64_signature(encoded),
+        }
+        .filter(|bytes| bytes.len() == settings.algorithm.output_len())
+        .ok_or_else(|| {
+            Refusal::malformed_signature(format!(
+                "{} is not a {}-byte {} signature",
+                settings.signature_header,
+                settings.algorithm.output_len(),
+                match settings.encoding {
+                    SignatureEncoding::Hex => "hex",
+                    SignatureEncoding::Base64 => "base64",
+                }
+            ))
+        })?;
+
+        let timestamp = match &settings.timestamp_header {
+            Some(name) => {
+                let text = headers
+                    .get_nonempty(name)
+                    .ok_or_else(|| Refusal::missing_signature(format!("no {name} header")))?;
+                Some((text, encoding::unix_seconds(text, "the timestamp header")?))
+            }
+            None => None,
+        };
+
+        let mut message = SignedMessage::new();
+        for piece in self.validated.template.pieces() {
+            message = match piece {
+                Piece::Literal(text) => message.owned(text.as_bytes()),
+                Piece::Body => message.borrowed(request.body),
+                // Validation guarantees the header is configured when the template uses it.
+                Piece::Timestamp => match timestamp {
+                    Some((text, _)) => message.borrowed(text.as_bytes()),
+                    None => return Err(Refusal::missing_signature("no timestamp header")),
+                },
+                Piece::Id => {
+                    let name = settings.id_header.as_deref().unwrap_or_default();
+                    let id = headers
+                        .get_nonempty(name)
+                        .ok_or_else(|| Refusal::missing_signature(format!("no {name} header")))?;
+                    message.borrowed(id.as_bytes())
+                }
+            };
+        }
+        let algorithm = match settings.algorithm {
+            HmacAlgorithm::Sha256 => Algorithm::HmacSha256,
+            HmacAlgorithm::Sha1 => Algorithm::HmacSha1,
+        };
+        Ok(SignatureClaim {
+            timestamp: timestamp.map(|(_, seconds)| seconds),
+            message,
+            candidates: vec![Candidate::new(algorithm, signature)],
+        })
+    }
+
+    fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {
+        let uses_body = matches!(self.validated.id, Source::Pointer(_))
+            || matches!(self.validated.event_type, Some(Source::Pointer(_)));
+        let body = if uses_body {
+            Some(envelope::json(request.body)?)
+        } else {
+            None
+        };
+        let read = |source: &Source| -> Option<String> {
+            match source {
+                Source::Header(name) => request.headers.get_nonempty(name).map(str::to_owned),
+                Source::Pointer(pointer) => envelope::string_at(body.as_ref()?, pointer),
+            }
+        };
+        let id = read(&self.validated.id).ok_or_else(|| {
+            Refusal::missing_event_id(match &self.validated.id {
+                Source::Header(name) => format!("no {name} header"),
+                Source::Pointer(pointer) => format!("no event id at `{pointer}` in the body"),
+            })
+        })?;
+        let event_type = self.validated.event_type.as_ref().and_then(read);
+        Ok(Outcome::Event(
+            Envelope::with_id(id)?.event_type(event_type),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Headers, Reason, SecretInput, Verified, Verifier};
+
+    const SECRET: &str = "generic secret";
+    const NOW: i64 = 1_700_000_000;
+    const BODY: &[u8] = br#"{"id":"e1","type":"thing.done"}"#;
+
+    fn adapter(settings: GenericHmacSettings) -> GenericHmac {
+        GenericHmac::new(settings).unwrap()
+    }
+
+    fn verifier(adapter: &GenericHmac, secret: &str) -> Verifier {
+        Verifier::new(
+            Box::new(adapter.clone()),
+            [SecretInput {
+                version: "1".into(),
+                value: secret.into(),
+                not_before: None,
+                not_after: None,
+            }],
+        )
+        .unwrap()
+    }
+
+    fn verify(adapter: &GenericHmac, h: &Headers, body: &[u8]) -> Result<Verified, Reason> {
+        verifier(adapter, SECRET)
+            .verify(&Request::new(h, body), NOW)
+            .map_err(|f| f.refusal.reason)
+    }
+
+    /// Headers of the example scheme, signed at `ts`.
+    fn signed(a: &GenericHmac, ts: i64, body: &[u8]) -> Headers {
+        let ts = ts.to_string();
+        [
+            ("X-Signature", a.sign(SECRET, &ts, "", body)),
+            ("X-Timestamp", ts),
+        ]
+        .into_iter()
+        .collect()
+    }
+
+    /// A scheme with the id in a header and in the signed bytes.
+    fn id_header_settings() -> GenericHmacSettings {
+        GenericHmacSettings {
+            signature_header: "X-Sig".into(),
+            signature_prefix: None,
+            signed_content: "{id}:{body}".into(),
+            algorithm: HmacAlgorithm::Sha1,
+            encoding: SignatureEncoding::Base64,
+            timestamp_header: None,
+            tolerance_seconds: None,
+            id_header: Some("X-Delivery".into()),
+            id_pointer: None,
+            type_header: Some("X-Event".into()),
+            type_pointer: None,
+            redelivery_window_seconds: 3600,
+        }
+    }
+
+    #[test]
+    fn example_scheme_verifies() {
+        let a = adapter(GenericHmacSettings::example());
+        let verified = verify(&a, &signed(&a, NOW, BODY), BODY).unwrap();
+        let event = verified.event().unwrap();
+        assert_eq!(event.event_id, "e1");
+        assert_eq!(event.event_type.as_deref(), Some("thing.done"));
+        assert_eq!(a.default_tolerance_seconds(), Some(300));
+    }
+
+    #[test]
+    fn header_id_sha1_base64_scheme_verifies() {
+        let a = adapter(id_header_settings());
+        let body = b"any bytes, not JSON";
+        let h: Headers = [
+            ("X-Sig", a.sign(SECRET, "", "d-1", body)),
+            ("X-Delivery", "d-1".into()),
+            ("X-Event", "ping".into()),
+        ]
+        .into_iter()
+        .collect();
+        let verified = verify(&a, &h, body).unwrap();
+        let event = verified.event().unwrap();
+        assert_eq!(event.event_id, "d-1");
+        assert_eq!(event.event_type.as_deref(), Some("ping"));
+        assert_eq!(a.default_tolerance_seconds(), None);
+        assert_eq!(a.redelivery_window_seconds(), 3600);
+
+        // The id is signed: another id with the same signature fails.
+        let h: Headers = [
+            ("X-Sig", a.sign(SECRET, "", "d-1", body)),
+            ("X-Delivery", "d-2".into()),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(verify(&a, &h, body).unwrap_err(), Reason::Signature);
+        // Without the id header the signed bytes cannot be rebuilt.
+        let h: Headers = [("X-Sig", a.sign(SECRET, "", "d-1", body))]
+            .into_iter()
+            .collect();
+        assert_eq!(verify(&a, &h, body).unwrap_err(), Reason::MissingSignature);
+    }
+
+    #[test]
+    fn tampered_byte_and_wrong_secret_are_refused() {
+        let a = adapter(GenericHmacSettings::example());
+        let mut body = BODY.to_vec();
+        body[4] ^= 1;
+        assert_eq!(
+            verify(&a, &signed(&a, NOW, BODY), &body).unwrap_err(),
+            Reason::Signature
+        );
+        let h = signed(&a, NOW, BODY);
+        let err = verifier(&a, "other secret")
+            .verify(&Request::new(&h, BODY), NOW)
+            .unwrap_err();
+        assert_eq!(err.refusal.reason, Reason::Signature);
+    }
+
+    #[test]
+    fn missing_and_malformed_headers() {
+        let a = adapter(GenericHmacSettings::example());
+        let ts = NOW.to_string();
+        let good = a.sign(SECRET, &ts, "", BODY);
+        let only = |pairs: &[(&str, &str)]| -> Headers { pairs.iter().copied().collect() };
+        assert_eq!(
+            verify(&a, &only(&[("X-Timestamp", &ts)]), BODY).unwrap_err(),
+            Reason::MissingSignature
+        );
+        assert_eq!(
+            verify(&a, &only(&[("X-Signature", &good)]), BODY).unwrap_err(),
+            Reason::MissingSignature
+        );
+        let hex = &good["sha256=".len()..];
+        for bad in [
+            hex.to_owned(),
+            "sha256=zz".to_owned(),
+            format!("sha256={}", &hex[..40]),
+        ] {
+            let h = only(&[("X-Signature", &bad), ("X-Timestamp", &ts)]);
+            assert_eq!(
+                verify(&a, &h, BODY).unwrap_err(),
+                Reason::MalformedSignature,
+                "{bad}"
+            );
+        }
+        let h = only(&[("X-Signature", &good), ("X-Timestamp", "17e8")]);
+        assert_eq!(verify(&a, &h, BODY).unwrap_err(), Reason::Timestamp);
+    }
+
+    #[test]
+    fn timestamp_window_edges_both_ways() {
+        let a = adapter(GenericHmacSettings::example());
+        let at = |ts: i64| verify(&a, &signed(&a, ts, BODY), BODY).map(|_| ());
+        assert!(at(NOW - 300).is_ok());
+        assert!(at(NOW + 300).is_ok());
+        assert_eq!(at(NOW - 301).unwrap_err(), Reason::Timestamp);
+        assert_eq!(at(NOW + 301).unwrap_err(), Reason::Timestamp);
+    }
+
+    #[test]
+    fn envelope_errors_come_after_verification() {
+        let a = adapter(GenericHmacSettings::example());
+        let body = br#"{"type":"x"}"#;
+        assert_eq!(
+            verify(&a, &signed(&a, NOW, body), body).unwrap_err(),
+            Reason::MissingEventId
+        );
+        let body = b"not json";
+        assert_eq!(
+            verify(&a, &signed(&a, NOW, body), body).unwrap_err(),
+            Reason::MalformedBody
+        );
+    }
+
+    #[test]
+    fn build_requires_settings() {
+        let err = build(&AdapterSettings::default()).unwrap_err();
+        assert_eq!(
+            err,
+            SettingsError::Missing {
+                provider: "generic_hmac",
+                field: "generic_hmac"
+            }
+        );
+        let mut bad = GenericHmacSettings::example();
+        bad.signed_content = "{nope}".into();
+        let settings = AdapterSettings {
+            generic_hmac: Some(bad),
+            ..AdapterSettings::default()
+        };
+        assert!(build(&settings).is_err());
+    }
+}

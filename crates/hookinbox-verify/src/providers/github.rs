@@ -1,0 +1,231 @@
+//! `github` — GitHub repository, organisation and App webhooks.
+//!
+//! - Header: `X-Hub-Signature-256: sha256=<hex>` (either hex case). The legacy
+//!   `X-Hub-Signature: sha1=<hex>` is not accepted, even alone: GitHub sends
+//!   both on every delivery, so a request that carries only the SHA-1 one was
+//!   not sent by GitHub as-is, and SHA-1 is the weaker MAC. Such a request is
+//!   refused as `missing_signature`.
+//! - Signed bytes: the raw body, exactly as received (JSON or
+//!   `application/x-www-form-urlencoded` `payload=…`; both are signed alike).
+//! - Algorithm and key: HMAC-SHA256 keyed with the secret string's own bytes.
+//! - Tolerance: none. GitHub signs no timestamp, so a captured delivery stays
+//!   valid; dedup on the delivery id is what stops a replay from creating a
+//!   second event.
+//! - Event id: the `X-GitHub-Delivery` header (a GUID). It is covered by no
+//!   signature, but replacing it only lets an attacker who already holds a
+//!   validly signed body re-submit that same body; the id is checked after
+//!   verification, so a missing one is `missing_event_id`. GitHub keeps the
+//!   same delivery id when a delivery is redelivered, so it is stable across
+//!   redeliveries.
+//! - Type: the `X-GitHub-Event` header (`push`, `check_run`, `ping`, …). The
+//!   body's `action` is not folded in, so type allowlists match GitHub's event
+//!   names as documented. The body is not parsed: everything the envelope
+//!   needs is in headers, and a `ping` (sent when a hook is created) is an
+//!   ordinary event — it needs only a 2xx, no special reply.
+//! - Object id / version: none (payloads differ per event; no version is
+//!   trustworthy across them).
+//! - Redelivery window: 3 days. GitHub never retries on its own; an operator
+//!   (or a script using the REST API) can redeliver any delivery from the past
+//!   3 days, with the same delivery id.
+
+use hmac::Mac;
+
+use crate::encoding;
+use crate::registry::{AdapterSettings, SettingsError};
+use crate::{
+    Adapter, Algorithm, Candidate, Envelope, Key, KeyError, Outcome, Refusal, Request,
+    SignatureClaim, SignedMessage,
+};
+
+/// The length of an HMAC-SHA256 tag, in bytes.
+const SHA256_LEN: usize = 32;
+
+#[derive(Debug, Default)]
+pub struct Github;
+
+pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
+    Ok(Box::new(Github))
+}
+
+impl Adapter for Github {
+    fn name(&self) -> &'static str {
+        "github"
+    }
+
+    fn default_tolerance_seconds(&self) -> Option<u64> {
+        None
+    }
+
+    fn redelivery_window_seconds(&self) -> u64 {
+        3 * 24 * 3600
+    }
+
+    fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {
+        Key::hmac_from_utf8(secret)
+    }
+
+    fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
+        let header = request
+            .headers
+            .get_nonempty("x-hub-signature-256")
+            .ok_or_else(|| {
+                Refusal::missing_signature(
+                    "no X-Hub-Signature-256 header (X-Hub-Signature alone is not accepted)",
+                )
+            })?;
+        let hex = header.strip_prefix("sha256=").ok_or_else(|| {
+            Refusal::malformed_signature("X-Hub-Signature-256 does not start with `sha256=`")
+        })?;
+        let signature = encoding::hex_signature(hex)
+            .filter(|bytes| bytes.len() == SHA256_LEN)
+            .ok_or_else(|| {
+                Refusal::malformed_signature("X-Hub-Signature-256 is not 64 hex digits")
+            })?;
+        Ok(SignatureClaim {
+            timestamp: None,
+            message: SignedMessage::new().borrowed(request.body),
+            candidates: vec![Candidate::new(Algorithm::HmacSha256, signature)],
+        })
+    }
+
+    fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {
+        let delivery = request
+            .headers
+            .get_nonempty("x-github-delivery")
+            .ok_or_else(|| Refusal::missing_event_id("no X-GitHub-Delivery header"))?;
+        let event = Envelope::with_id(delivery)?.event_type(
+            request
+                .headers
+                .get_nonempty("x-github-event")
+                .map(str::to_owned),
+        );
+        Ok(Outcome::Event(event))
+    }
+}
+
+/// Signs a body the way GitHub does: the `X-Hub-Signature-256` value
+/// `sha256=<lower-case hex HMAC-SHA256 of the body>`. For tests and examples.
+pub fn sign(secret: &str, body: &[u8]) -> String {
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
+        .expect("HMAC accepts keys of any length");
+    mac.update(body);
+    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Headers, Reason, SecretInput, Verified, Verifier};
+
+    const SECRET: &str = "It's a shared Secret";
+    const BODY: &[u8] = br#"{"action":"completed","check_run":{"id":1}}"#;
+
+    fn verifier(secret: &str) -> Verifier {
+        Verifier::new(
+            Box::new(Github),
+            [SecretInput {
+                version: "1".into(),
+                value: secret.into(),
+                not_before: None,
+                not_after: None,
+            }],
+        )
+        .unwrap()
+    }
+
+    fn headers(signature: Option<&str>, delivery: Option<&str>) -> Headers {
+        let mut h = Headers::new();
+        if let Some(signature) = signature {
+            h.append("X-Hub-Signature-256", signature);
+        }
+        if let Some(delivery) = delivery {
+            h.append("X-GitHub-Delivery", delivery);
+        }
+        h.append("X-GitHub-Event", "check_run");
+        h
+    }
+
+    fn verify(h: &Headers, body: &[u8]) -> Result<Verified, Reason> {
+        verifier(SECRET)
+            .verify(&Request::new(h, body), 1_700_000_000)
+            .map_err(|f| f.refusal.reason)
+    }
+
+    #[test]
+    fn signed_delivery_verifies_with_headers_as_envelope() {
+        let h = headers(Some(&sign(SECRET, BODY)), Some("guid-1"));
+        let verified = verify(&h, BODY).unwrap();
+        let event = verified.event().unwrap();
+        assert_eq!(event.event_id, "guid-1");
+        assert_eq!(event.event_type.as_deref(), Some("check_run"));
+    }
+
+    #[test]
+    fn upper_case_hex_verifies() {
+        let signature = sign(SECRET, BODY);
+        let upper = format!("sha256={}", signature["sha256=".len()..].to_uppercase());
+        let h = headers(Some(&upper), Some("guid-1"));
+        assert!(verify(&h, BODY).is_ok());
+    }
+
+    #[test]
+    fn no_timestamp_means_no_freshness_check() {
+        let h = headers(Some(&sign(SECRET, BODY)), Some("guid-1"));
+        let far_future = verifier(SECRET).verify(&Request::new(&h, BODY), i64::MAX);
+        assert!(far_future.is_ok());
+    }
+
+    #[test]
+    fn tampered_byte_is_refused() {
+        let h = headers(Some(&sign(SECRET, BODY)), Some("guid-1"));
+        let mut body = BODY.to_vec();
+        body[3] ^= 1;
+        assert_eq!(verify(&h, &body).unwrap_err(), Reason::Signature);
+    }
+
+    #[test]
+    fn wrong_secret_is_refused() {
+        let h = headers(Some(&sign("another secret", BODY)), Some("guid-1"));
+        assert_eq!(verify(&h, BODY).unwrap_err(), Reason::Signature);
+    }
+
+    #[test]
+    fn missing_signature_and_sha1_alone() {
+        let h = headers(None, Some("guid-1"));
+        assert_eq!(verify(&h, BODY).unwrap_err(), Reason::MissingSignature);
+        let mut h = headers(None, Some("guid-1"));
+        h.append(
+            "X-Hub-Signature",
+            "sha1=2d0ed17e3c6b33ca17210283b7fb4935e37f74e2",
+        );
+        assert_eq!(verify(&h, BODY).unwrap_err(), Reason::MissingSignature);
+    }
+
+    #[test]
+    fn malformed_signatures() {
+        let hex = &sign(SECRET, BODY)["sha256=".len()..];
+        for bad in [
+            hex.to_owned(),
+            format!("sha1={hex}"),
+            format!("SHA256={hex}"),
+            "sha256=zz".to_owned(),
+            format!("sha256={}", &hex[..62]),
+        ] {
+            let h = headers(Some(&bad), Some("guid-1"));
+            assert_eq!(
+                verify(&h, BODY).unwrap_err(),
+                Reason::MalformedSignature,
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn missing_delivery_id_is_checked_after_verification() {
+        let h = headers(Some(&sign(SECRET, BODY)), None);
+        assert_eq!(verify(&h, BODY).unwrap_err(), Reason::MissingEventId);
+        // An unverified request says nothing about its id.
+        let h = headers(Some(&sign("another secret", BODY)), None);
+        assert_eq!(verify(&h, BODY).unwrap_err(), Reason::Signature);
+    }
+}

@@ -1,0 +1,420 @@
+//! `standard` — Standard Webhooks (and Svix, which sends the same scheme
+//! under `svix-` header names).
+//!
+//! - Headers: `webhook-id`, `webhook-timestamp` (integer unix seconds),
+//!   `webhook-signature`; or all three with the `svix-` prefix instead. The
+//!   three are taken from one family: the `webhook-` one when its signature
+//!   header is present, else the `svix-` one, so a request cannot mix an id
+//!   from one family with a signature from the other.
+//! - Signed bytes: `"{id}.{timestamp}.{raw body}"`, so the event id and the
+//!   timestamp are both covered by the signature.
+//! - Signature header: space-separated `<version>,<base64>` entries. `v1` is
+//!   HMAC-SHA256, `v1a` is Ed25519; entries of other versions are ignored (the
+//!   spec reserves them for future schemes). Several entries appear while the
+//!   sender rotates its secret; any one may match.
+//! - Keys: `whsec_<base64>` → the HMAC key is the base64-decoded bytes;
+//!   `whpk_<base64>` → a 32-byte Ed25519 public key. A bare base64 string is
+//!   an HMAC secret, as the official SDKs accept it.
+//! - Tolerance: 300 s, both directions (the spec's recommendation and the
+//!   SDKs' default).
+//! - Event id: the `webhook-id` header. The spec requires it to be the same on
+//!   every retry of one message, and it is signed, so it is the dedup key.
+//!   Type: body `type` when the body is a JSON object (the recommended
+//!   payload shape); a body that is not JSON still verifies and is stored
+//!   without a type, because the scheme itself does not require JSON.
+//!   Created: body `timestamp` (RFC 3339). Object id / version: none (payload
+//!   shapes are per-application).
+//! - Redelivery window: 3 days. Svix's automatic schedule (immediately, 5 s,
+//!   5 min, 30 min, 2 h, 5 h, 10 h, 10 h) ends about 27.6 hours after the first
+//!   attempt; senders can also resend or recover failed messages by hand,
+//!   which keeps the message id. Three days covers the automatic schedule with
+//!   margin and the usual manual recovery after an outage.
+
+use base64::Engine;
+use hmac::Mac;
+
+use crate::encoding;
+use crate::envelope;
+use crate::registry::{AdapterSettings, SettingsError};
+use crate::{
+    Adapter, Algorithm, Candidate, Envelope, Key, KeyError, Outcome, Refusal, Request,
+    SignatureClaim, SignedMessage,
+};
+
+/// The prefix of a symmetric (HMAC) secret.
+const SECRET_PREFIX: &str = "whsec_";
+/// The prefix of an Ed25519 public key.
+const PUBLIC_KEY_PREFIX: &str = "whpk_";
+/// Lengths of the two signature kinds, in bytes.
+const HMAC_LEN: usize = 32;
+const ED25519_LEN: usize = 64;
+
+#[derive(Debug, Default)]
+pub struct Standard;
+
+pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
+    Ok(Box::new(Standard))
+}
+
+/// One family of header names.
+struct HeaderNames {
+    id: &'static str,
+    timestamp: &'static str,
+    signature: &'static str,
+}
+
+const WEBHOOK: HeaderNames = HeaderNames {
+    id: "webhook-id",
+    timestamp: "webhook-timestamp",
+    signature: "webhook-signature",
+};
+const SVIX: HeaderNames = HeaderNames {
+    id: "svix-id",
+    timestamp: "svix-timestamp",
+    signature: "svix-signature",
+};
+
+/// The header family the request uses: the one whose signature header is present.
+fn names(request: &Request<'_>) -> &'static HeaderNames {
+    if request.headers.get_nonempty(WEBHOOK.signature).is_none()
+        && request.headers.get_nonempty(SVIX.signature).is_some()
+    {
+        &SVIX
+    } else {
+        &WEBHOOK
+    }
+}
+
+impl Adapter for Standard {
+    fn name(&self) -> &'static str {
+        "standard"
+    }
+
+    fn default_tolerance_seconds(&self) -> Option<u64> {
+        Some(300)
+    }
+
+    fn redelivery_window_seconds(&self) -> u64 {
+        3 * 24 * 3600
+    }
+
+    fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {
+        let secret = secret.trim();
+        if let Some(public) = secret.strip_prefix(PUBLIC_KEY_PREFIX) {
+            let bytes = crate::key::decode_base64(public).ok_or(KeyError::Base64)?;
+            return Key::ed25519_from_bytes(&bytes);
+        }
+        Key::hmac_from_base64(secret.strip_prefix(SECRET_PREFIX).unwrap_or(secret))
+    }
+
+    fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
+        let names = names(request);
+        let headers = request.headers;
+        let signature = headers.get_nonempty(names.signature).ok_or_else(|| {
+            Refusal::missing_signature("no webhook-signature (or svix-signature) header")
+        })?;
+        let id = headers
+            .get_nonempty(names.id)
+            .ok_or_else(|| Refusal::missing_signature(format!("no {} header", names.id)))?;
+        let timestamp_text = headers
+            .get_nonempty(names.timestamp)
+            .ok_or_else(|| Refusal::missing_signature(format!("no {} header", names.timestamp)))?;
+        let timestamp = encoding::unix_seconds(timestamp_text, names.timestamp)?;
+
+        let mut candidates = Vec::new();
+        for entry in signature.split(' ').filter(|e| !e.is_empty()) {
+            let (version, value) = entry.split_once(',').ok_or_else(|| {
+                Refusal::malformed_signature(format!(
+                    "{} entry without `,` between version and signature",
+                    names.signature
+                ))
+            })?;
+            let (algorithm, len) = match version {
+                "v1" => (Algorithm::HmacSha256, HMAC_LEN),
+                "v1a" => (Algorithm::Ed25519, ED25519_LEN),
+                _ => continue,
+            };
+            if let Some(bytes) = encoding::base64_signature(value).filter(|b| b.len() == len) {
+                candidates.push(Candidate::new(algorithm, bytes));
+            }
+        }
+        if candidates.is_empty() {
+            return Err(Refusal::malformed_signature(format!(
+                "{} has no v1 or v1a entry with a well-formed base64 signature",
+                names.signature
+            )));
+        }
+        Ok(SignatureClaim {
+            timestamp: Some(timestamp),
+            // The timestamp is signed as the integer it parses to, as the SDKs do.
+            message: SignedMessage::new()
+                .owned(format!("{id}.{timestamp}."))
+                .borrowed(request.body),
+            candidates,
+        })
+    }
+
+    fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {
+        let names = names(request);
+        let id = request
+            .headers
+            .get_nonempty(names.id)
+            .ok_or_else(|| Refusal::missing_event_id(format!("no {} header", names.id)))?;
+        let mut event = Envelope::with_id(id)?;
+        if let Ok(body) = envelope::json(request.body) {
+            event = event
+                .event_type(envelope::string_at(&body, "/type"))
+                .created_at(
+                    envelope::string_at(&body, "/timestamp")
+                        .and_then(|t| envelope::rfc3339_seconds(&t)),
+                );
+        }
+        Ok(Outcome::Event(event))
+    }
+}
+
+/// The signed content of one message: `"{id}.{timestamp}.{body}"`.
+fn signed_content(id: &str, timestamp: i64, body: &[u8]) -> Vec<u8> {
+    let mut content = format!("{id}.{timestamp}.").into_bytes();
+    content.extend_from_slice(body);
+    content
+}
+
+/// Signs a message with a symmetric secret the way a Standard Webhooks
+/// sender does: one `v1,<base64>` entry of the `webhook-signature` header.
+/// `key` is the decoded secret (the bytes after `whsec_`). Used by tests and
+/// by delivery targets that re-sign forwarded events.
+pub fn sign_v1(key: &[u8], id: &str, timestamp: i64, body: &[u8]) -> String {
+    let mut mac =
+        hmac::Hmac::<sha2::Sha256>::new_from_slice(key).expect("HMAC accepts keys of any length");
+    mac.update(&signed_content(id, timestamp, body));
+    format!(
+        "v1,{}",
+        base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+    )
+}
+
+/// Signs a message with an Ed25519 key: one `v1a,<base64>` entry.
+pub fn sign_v1a(key: &ed25519_dalek::SigningKey, id: &str, timestamp: i64, body: &[u8]) -> String {
+    use ed25519_dalek::Signer;
+    let signature = key.sign(&signed_content(id, timestamp, body));
+    format!(
+        "v1a,{}",
+        base64::engine::general_purpose::STANDARD.encode(signature.to_bytes())
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Headers, Reason, SecretInput, Verified, Verifier};
+
+    const KEY: &[u8] = b"shared-key-0\x00\x01\x02\x03\x04\x05\x06\x07";
+    const NOW: i64 = 1_700_000_000;
+    const ID: &str = "msg_1";
+    const BODY: &[u8] = br#"{"type":"user.created","timestamp":"2023-11-14T22:13:20Z","data":{}}"#;
+
+    fn b64(bytes: &[u8]) -> String {
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    fn signing_key() -> ed25519_dalek::SigningKey {
+        ed25519_dalek::SigningKey::from_bytes(&[7; 32])
+    }
+
+    fn verifier(secrets: &[(&str, String)]) -> Verifier {
+        Verifier::new(
+            Box::new(Standard),
+            secrets.iter().map(|(version, value)| SecretInput {
+                version: (*version).into(),
+                value: value.clone(),
+                not_before: None,
+                not_after: None,
+            }),
+        )
+        .unwrap()
+    }
+
+    fn hmac_verifier() -> Verifier {
+        verifier(&[("k1", format!("whsec_{}", b64(KEY)))])
+    }
+
+    fn headers(prefix: &str, id: Option<&str>, ts: Option<&str>, sig: Option<&str>) -> Headers {
+        let mut h = Headers::new();
+        for (name, value) in [("id", id), ("timestamp", ts), ("signature", sig)] {
+            if let Some(value) = value {
+                h.append(&format!("{prefix}-{name}"), value);
+            }
+        }
+        h
+    }
+
+    fn signed(ts: i64, body: &[u8]) -> Headers {
+        headers(
+            "webhook",
+            Some(ID),
+            Some(&ts.to_string()),
+            Some(&sign_v1(KEY, ID, ts, body)),
+        )
+    }
+
+    fn verify_with(v: &Verifier, h: &Headers, body: &[u8]) -> Result<Verified, Reason> {
+        v.verify(&Request::new(h, body), NOW)
+            .map_err(|f| f.refusal.reason)
+    }
+
+    fn verify(h: &Headers, body: &[u8]) -> Result<Verified, Reason> {
+        verify_with(&hmac_verifier(), h, body)
+    }
+
+    #[test]
+    fn v1_verifies_with_header_id_and_body_type() {
+        let verified = verify(&signed(NOW, BODY), BODY).unwrap();
+        let event = verified.event().unwrap();
+        assert_eq!(event.event_id, ID);
+        assert_eq!(event.event_type.as_deref(), Some("user.created"));
+        assert_eq!(event.created_at, Some(1_700_000_000));
+    }
+
+    #[test]
+    fn svix_headers_verify_and_families_do_not_mix() {
+        let ts = NOW.to_string();
+        let sig = sign_v1(KEY, ID, NOW, BODY);
+        let h = headers("svix", Some(ID), Some(&ts), Some(&sig));
+        assert_eq!(verify(&h, BODY).unwrap().event().unwrap().event_id, ID);
+        // A webhook- signature takes its id from webhook-id, not svix-id.
+        let mut h = headers("webhook", None, Some(&ts), Some(&sig));
+        h.append("svix-id", ID);
+        assert_eq!(verify(&h, BODY).unwrap_err(), Reason::MissingSignature);
+    }
+
+    #[test]
+    fn bare_base64_secret_is_accepted() {
+        let v = verifier(&[("k1", b64(KEY))]);
+        assert!(verify_with(&v, &signed(NOW, BODY), BODY).is_ok());
+    }
+
+    #[test]
+    fn v1a_ed25519_verifies() {
+        let public = signing_key().verifying_key();
+        let v = verifier(&[("ed", format!("whpk_{}", b64(public.as_bytes())))]);
+        let ts = NOW.to_string();
+        let sig = sign_v1a(&signing_key(), ID, NOW, BODY);
+        let h = headers("webhook", Some(ID), Some(&ts), Some(&sig));
+        assert!(verify_with(&v, &h, BODY).is_ok());
+        // An HMAC entry is never checked against a public key, nor the reverse.
+        let h = signed(NOW, BODY);
+        assert_eq!(verify_with(&v, &h, BODY).unwrap_err(), Reason::Signature);
+        let h = headers("webhook", Some(ID), Some(&ts), Some(&sig));
+        assert_eq!(verify(&h, BODY).unwrap_err(), Reason::Signature);
+    }
+
+    #[test]
+    fn rotation_any_entry_may_match_and_unknown_versions_are_ignored() {
+        let ts = NOW.to_string();
+        let sig = format!(
+            "v2,{} v1,{} {}",
+            b64(&[1; 32]),
+            b64(&[2; 32]),
+            sign_v1(KEY, ID, NOW, BODY)
+        );
+        let h = headers("webhook", Some(ID), Some(&ts), Some(&sig));
+        assert!(verify(&h, BODY).is_ok());
+    }
+
+    #[test]
+    fn tampered_body_id_or_timestamp_and_wrong_secret_are_refused() {
+        let mut body = BODY.to_vec();
+        body[2] ^= 1;
+        assert_eq!(
+            verify(&signed(NOW, BODY), &body).unwrap_err(),
+            Reason::Signature
+        );
+        let sig = sign_v1(KEY, ID, NOW, BODY);
+        let ts = NOW.to_string();
+        let h = headers("webhook", Some("msg_2"), Some(&ts), Some(&sig));
+        assert_eq!(verify(&h, BODY).unwrap_err(), Reason::Signature);
+        let h = headers(
+            "webhook",
+            Some(ID),
+            Some(&(NOW - 1).to_string()),
+            Some(&sig),
+        );
+        assert_eq!(verify(&h, BODY).unwrap_err(), Reason::Signature);
+        let v = verifier(&[("k1", format!("whsec_{}", b64(b"another key")))]);
+        assert_eq!(
+            verify_with(&v, &signed(NOW, BODY), BODY).unwrap_err(),
+            Reason::Signature
+        );
+    }
+
+    #[test]
+    fn missing_headers() {
+        let ts = NOW.to_string();
+        let sig = sign_v1(KEY, ID, NOW, BODY);
+        for h in [
+            headers("webhook", Some(ID), Some(&ts), None),
+            headers("webhook", None, Some(&ts), Some(&sig)),
+            headers("webhook", Some(ID), None, Some(&sig)),
+        ] {
+            assert_eq!(verify(&h, BODY).unwrap_err(), Reason::MissingSignature);
+        }
+    }
+
+    #[test]
+    fn malformed_headers() {
+        let ts = NOW.to_string();
+        for bad in ["v1", "v1,!!!", "v2,AAAA", &format!("v1,{}", b64(&[0; 31]))] {
+            let h = headers("webhook", Some(ID), Some(&ts), Some(bad));
+            assert_eq!(
+                verify(&h, BODY).unwrap_err(),
+                Reason::MalformedSignature,
+                "{bad}"
+            );
+        }
+        let sig = sign_v1(KEY, ID, NOW, BODY);
+        let h = headers("webhook", Some(ID), Some("1700000000.0"), Some(&sig));
+        assert_eq!(verify(&h, BODY).unwrap_err(), Reason::Timestamp);
+    }
+
+    #[test]
+    fn timestamp_window_edges_both_ways() {
+        let at = |ts: i64| verify(&signed(ts, BODY), BODY).map(|_| ());
+        assert!(at(NOW - 300).is_ok());
+        assert!(at(NOW + 300).is_ok());
+        assert_eq!(at(NOW - 301).unwrap_err(), Reason::Timestamp);
+        assert_eq!(at(NOW + 301).unwrap_err(), Reason::Timestamp);
+    }
+
+    #[test]
+    fn non_json_body_verifies_without_type() {
+        let body = b"plain text";
+        let verified = verify(&signed(NOW, body), body).unwrap();
+        let event = verified.event().unwrap();
+        assert_eq!(event.event_id, ID);
+        assert_eq!(event.event_type, None);
+    }
+
+    #[test]
+    fn key_shapes() {
+        let adapter = Standard;
+        assert!(matches!(
+            adapter.parse_key("whsec_AAEC").unwrap(),
+            Key::Hmac(_)
+        ));
+        assert_eq!(adapter.parse_key("whsec_!!").unwrap_err(), KeyError::Base64);
+        assert_eq!(adapter.parse_key("whsec_").unwrap_err(), KeyError::Empty);
+        assert!(adapter
+            .parse_key(&format!("whpk_{}", b64(&[1; 31])))
+            .is_err());
+        assert!(matches!(
+            adapter
+                .parse_key(&format!(
+                    "whpk_{}",
+                    b64(signing_key().verifying_key().as_bytes())
+                ))
+                .unwrap(),
+            Key::Ed25519(_)
+        ));
+    }
+}
