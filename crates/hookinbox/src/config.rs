@@ -149,6 +149,8 @@ pub struct EndpointConfig {
     /// The key ring: every version trusted now (current and previous during a rotation).
     #[serde(rename = "secret", default)]
     pub secrets: Vec<SecretConfig>,
+    /// The scheme of a `provider = "generic_hmac"` endpoint.
+    pub generic_hmac: Option<hookinbox_verify::providers::generic_hmac::GenericHmacSettings>,
 }
 
 fn default_max_body_bytes() -> usize {

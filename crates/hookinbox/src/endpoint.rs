@@ -43,7 +43,7 @@ impl Endpoint {
         let field = |name: &str| format!("endpoint[{index}].{name}");
         let settings = AdapterSettings {
             public_url: config.public_url.clone(),
-            ..AdapterSettings::default()
+            generic_hmac: config.generic_hmac.clone(),
         };
         let adapter = adapter_for(&config.provider, &settings)
             .map_err(|e| ConfigError::invalid(field("provider"), e.to_string()))?;

@@ -1,0 +1,380 @@
+//! The response contract of DESIGN.md §2, status code by status code,
+//! against the real binary over real HTTP, with the database checked after.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use support::*;
+
+fn start(extra: &str) -> (tempfile::TempDir, Server) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let server = Server::start(dir.path(), &config(&db, extra));
+    (dir, server)
+}
+
+#[tokio::test]
+async fn new_event_then_duplicate_then_conflict() {
+    let (dir, server) = start("");
+    let client = client();
+    let url = server.url("/hooks/lab");
+    let event = lab_event("evt_contract_1");
+
+    let first = post(&client, &url, &event).await;
+    assert_eq!(first.status, 200);
+    let first = first.json();
+    assert_eq!(first["accepted"], true);
+    assert_eq!(first["duplicate"], false);
+    let id = first["id"].as_str().unwrap().to_owned();
+
+    let again = post(&client, &url, &event).await;
+    assert_eq!(again.status, 200);
+    assert_eq!(again.json()["duplicate"], true);
+    assert_eq!(again.json()["id"], id.as_str());
+
+    // Same id, different (validly signed) body: a conflict, and nothing changes.
+    let other = lab_signed(
+        r#"{"id":"evt_contract_1","type":"payment.succeeded","amount":999}"#,
+        now(),
+    );
+    let conflict = post(&client, &url, &other).await;
+    assert_eq!(conflict.status, 409);
+    assert_eq!(
+        conflict.json(),
+        serde_json::json!({"accepted": false, "error": "conflict"})
+    );
+
+    let rows = inbox_rows(&dir.path().join("inbox.db"));
+    assert_eq!(
+        rows,
+        vec![(id, "lab".to_owned(), "evt_contract_1".to_owned())]
+    );
+}
+
+#[tokio::test]
+async fn stored_row_keeps_raw_bytes_fingerprint_and_metadata() {
+    let (dir, server) = start("");
+    let body = "{\"id\":\"evt_raw\",  \"type\":\"refund.created\",\"object_id\":\"re_1\",\"object_version\":7}";
+    let answer = post(
+        &client(),
+        &server.url("/hooks/lab"),
+        &lab_signed(body, now()),
+    )
+    .await;
+    assert_eq!(answer.status, 200);
+    let conn = rusqlite::Connection::open(dir.path().join("inbox.db")).unwrap();
+    let (payload, sha, version, event_type, object_id, object_version, status): (
+        Vec<u8>,
+        Vec<u8>,
+        String,
+        String,
+        String,
+        i64,
+        String,
+    ) = conn
+        .query_row(
+            "SELECT payload, payload_sha256, matched_secret_version, event_type, object_id, object_version, status FROM inbox",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)),
+        )
+        .unwrap();
+    assert_eq!(payload, body.as_bytes(), "raw bytes, not re-serialised");
+    assert_eq!(sha, hookinbox_store::Fingerprint::of(body.as_bytes()).0);
+    assert_eq!(version, "v1");
+    assert_eq!(event_type, "refund.created");
+    assert_eq!(object_id, "re_1");
+    assert_eq!(object_version, 7);
+    assert_eq!(status, "ACCEPTED");
+}
+
+#[tokio::test]
+async fn verification_failures_are_401_or_400_and_store_nothing() {
+    let (dir, server) = start("");
+    let client = client();
+    let url = server.url("/hooks/lab");
+    let marker = "UNVERIFIED-MARKER-7f3a";
+    let body = format!(r#"{{"id":"evt_bad","note":"{marker}"}}"#);
+    let good = lab_signed(body.clone(), now());
+
+    let mut missing = good.clone();
+    missing.headers.retain(|(n, _)| n != "x-signature");
+    let answer = post(&client, &url, &missing).await;
+    assert_eq!(
+        (answer.status, answer.error()),
+        (401, "missing_signature".into())
+    );
+
+    let mut malformed = good.clone();
+    malformed.headers.retain(|(n, _)| n != "x-signature");
+    malformed
+        .headers
+        .push(("x-signature".into(), "not-hex".into()));
+    let answer = post(&client, &url, &malformed).await;
+    assert_eq!(
+        (answer.status, answer.error()),
+        (401, "malformed_signature".into())
+    );
+
+    let mut tampered = good.clone();
+    tampered.body = body.replace("evt_bad", "evt_bax").into();
+    let answer = post(&client, &url, &tampered).await;
+    assert_eq!((answer.status, answer.error()), (401, "signature".into()));
+
+    for skew in [-301, 301] {
+        let stale = lab_signed(body.clone(), now() + skew);
+        let answer = post(&client, &url, &stale).await;
+        assert_eq!(
+            (answer.status, answer.error()),
+            (401, "timestamp".into()),
+            "skew {skew}"
+        );
+    }
+
+    let no_id = lab_signed(r#"{"amount":1}"#, now());
+    let answer = post(&client, &url, &no_id).await;
+    assert_eq!(
+        (answer.status, answer.error()),
+        (400, "missing_event_id".into())
+    );
+
+    let not_json = lab_signed("id=1", now());
+    let answer = post(&client, &url, &not_json).await;
+    assert_eq!(
+        (answer.status, answer.error()),
+        (400, "malformed_body".into())
+    );
+
+    assert!(inbox_rows(&dir.path().join("inbox.db")).is_empty());
+    assert!(
+        !server.logs().contains(marker),
+        "an unverified body reached the logs"
+    );
+}
+
+#[tokio::test]
+async fn method_endpoint_and_content_type() {
+    let (_dir, server) = start("");
+    let client = client();
+    let event = lab_event("evt_m");
+
+    let answer = send(&client, "GET", &server.url("/hooks/lab"), &event)
+        .await
+        .unwrap();
+    assert_eq!((answer.status, answer.error()), (405, "method".into()));
+    assert_eq!(answer.headers["allow"], "POST");
+
+    let answer = post(&client, &server.url("/hooks/nowhere"), &event).await;
+    assert_eq!((answer.status, answer.error()), (404, "not_found".into()));
+
+    let mut xml = event.clone();
+    xml.headers.retain(|(n, _)| n != "content-type");
+    xml.headers
+        .push(("content-type".into(), "application/xml".into()));
+    let answer = post(&client, &server.url("/hooks/lab"), &xml).await;
+    assert_eq!(
+        (answer.status, answer.error()),
+        (415, "content_type".into())
+    );
+
+    let mut charset = event.clone();
+    charset.headers.retain(|(n, _)| n != "content-type");
+    charset.headers.push((
+        "content-type".into(),
+        "application/json; charset=utf-8".into(),
+    ));
+    assert_eq!(
+        post(&client, &server.url("/hooks/lab"), &charset)
+            .await
+            .status,
+        200
+    );
+}
+
+#[tokio::test]
+async fn unsupported_type_is_acknowledged_and_not_stored() {
+    let extra = r#"
+[[endpoint]]
+id = "picky"
+provider = "lab"
+event_types = ["invoice.*"]
+[[endpoint.secret]]
+version = "v1"
+value = "lab-test-secret"
+"#;
+    let (dir, server) = start(extra);
+    let client = client();
+    let ignored = lab_signed(r#"{"id":"e1","type":"customer.created"}"#, now());
+    let answer = post(&client, &server.url("/hooks/picky"), &ignored).await;
+    assert_eq!(answer.status, 200);
+    assert_eq!(answer.json()["ignored"], true);
+    let taken = lab_signed(r#"{"id":"e2","type":"invoice.paid"}"#, now());
+    assert_eq!(
+        post(&client, &server.url("/hooks/picky"), &taken)
+            .await
+            .status,
+        200
+    );
+    let rows = inbox_rows(&dir.path().join("inbox.db"));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].2, "e2");
+}
+
+#[tokio::test]
+async fn rate_limit_answers_429_with_retry_after() {
+    let extra = r#"
+[[endpoint]]
+id = "slow"
+provider = "lab"
+rate_limit = { per_second = 1, burst = 2 }
+[[endpoint.secret]]
+version = "v1"
+value = "lab-test-secret"
+"#;
+    let (_dir, server) = start(extra);
+    let client = client();
+    let mut statuses = Vec::new();
+    let mut retry_after = None;
+    for n in 0..5 {
+        let answer = post(
+            &client,
+            &server.url("/hooks/slow"),
+            &lab_event(&format!("r{n}")),
+        )
+        .await;
+        if answer.status == 429 {
+            assert_eq!(answer.error(), "rate_limited");
+            retry_after = answer.headers.get("retry-after").cloned();
+        }
+        statuses.push(answer.status);
+    }
+    assert_eq!(&statuses[..2], &[200, 200]);
+    assert!(statuses[2..].contains(&429), "{statuses:?}");
+    let seconds: u64 = retry_after.unwrap().to_str().unwrap().parse().unwrap();
+    assert!(seconds >= 1);
+    // Other endpoints are not limited by it.
+    assert_eq!(
+        post(&client, &server.url("/hooks/lab"), &lab_event("free"))
+            .await
+            .status,
+        200
+    );
+}
+
+/// Reads one HTTP response head from a raw socket.
+fn read_head(stream: &mut TcpStream) -> String {
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte) {
+            Ok(0) => break,
+            Ok(_) => head.push(byte[0]),
+            Err(e) => panic!("no response: {e}"),
+        }
+    }
+    String::from_utf8_lossy(&head).into_owned()
+}
+
+#[tokio::test]
+async fn declared_oversize_is_refused_before_the_body_is_sent() {
+    let (_dir, server) = start("");
+    let limit = 1024 * 1024;
+    let mut stream = TcpStream::connect(server.addr).unwrap();
+    let ts = now();
+    // The head promises 1 MiB + 1 byte; not one byte of body is ever sent.
+    write!(
+        stream,
+        "POST /hooks/lab HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Timestamp: {ts}\r\nX-Signature: 00\r\nContent-Length: {}\r\n\r\n",
+        limit + 1
+    )
+    .unwrap();
+    let started = Instant::now();
+    let head = read_head(&mut stream);
+    assert!(head.starts_with("HTTP/1.1 413"), "{head}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+}
+
+#[tokio::test]
+async fn streamed_oversize_is_cut_off_at_the_limit() {
+    let (dir, server) = start("");
+    let limit = 1024 * 1024;
+    let mut stream = TcpStream::connect(server.addr).unwrap();
+    let ts = now();
+    write!(
+        stream,
+        "POST /hooks/lab HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Timestamp: {ts}\r\nX-Signature: 00\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+    .unwrap();
+    // Chunks of 64 KiB up to one byte past the limit; the server may stop reading early.
+    let chunk = vec![b'a'; 64 * 1024];
+    let mut sent = 0;
+    while sent <= limit {
+        let n = chunk.len().min(limit + 1 - sent);
+        if write!(stream, "{n:x}\r\n").is_err()
+            || stream.write_all(&chunk[..n]).is_err()
+            || stream.write_all(b"\r\n").is_err()
+        {
+            break;
+        }
+        sent += n;
+    }
+    let _ = stream.write_all(b"0\r\n\r\n");
+    let head = read_head(&mut stream);
+    assert!(head.starts_with("HTTP/1.1 413"), "{head}");
+    assert!(inbox_rows(&dir.path().join("inbox.db")).is_empty());
+
+    // Exactly at the limit is fine: a signed 1 MiB body is accepted.
+    let pad = "p".repeat(limit - 40);
+    let body = format!(r#"{{"id":"big","pad":"{pad}"}}"#);
+    let body = &body[..];
+    assert!(body.len() <= limit);
+    let answer = post(
+        &client(),
+        &server.url("/hooks/lab"),
+        &lab_signed(body, now()),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{:?}", answer.body);
+}
+
+#[tokio::test]
+async fn locked_storage_answers_503_with_retry_after_then_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let server = Server::start(
+        dir.path(),
+        &config(&db, "").replace("[storage]", "[storage]\nbusy_timeout_ms = 300"),
+    );
+    let client = client();
+    assert_eq!(
+        post(&client, &server.url("/hooks/lab"), &lab_event("before"))
+            .await
+            .status,
+        200
+    );
+
+    // Another process holds the write lock: the commit cannot happen.
+    let blocker = rusqlite::Connection::open(&db).unwrap();
+    blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let answer = post(&client, &server.url("/hooks/lab"), &lab_event("during")).await;
+    assert_eq!((answer.status, answer.error()), (503, "unavailable".into()));
+    assert!(answer.headers.contains_key("retry-after"));
+    blocker.execute_batch("ROLLBACK").unwrap();
+    drop(blocker);
+
+    // The provider's retry then succeeds; nothing accepted before was lost.
+    assert_eq!(
+        post(&client, &server.url("/hooks/lab"), &lab_event("during"))
+            .await
+            .status,
+        200
+    );
+    let ids: Vec<String> = inbox_rows(&db).into_iter().map(|r| r.2).collect();
+    assert_eq!(ids.len(), 2);
+    assert!(ids.contains(&"before".to_owned()) && ids.contains(&"during".to_owned()));
+}
