@@ -14,7 +14,12 @@ fn check_fixture(provider: &str) {
     let path = fixtures_dir().join(format!("{provider}.jsonl"));
     let vectors = support::read_vectors(&path);
     if let Some(stray) = vectors.iter().find(|v| v.provider != provider) {
-        panic!("{} in {} is for provider {}", stray.name, path.display(), stray.provider);
+        panic!(
+            "{} in {} is for provider {}",
+            stray.name,
+            path.display(),
+            stray.provider
+        );
     }
     support::assert_all(&vectors);
 }
