@@ -1,0 +1,42 @@
+//! Many concurrent copies of one event: exactly one row, every copy a 2xx
+//! naming that row.
+
+mod support;
+
+use std::collections::HashSet;
+
+use support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_hundred_concurrent_copies_make_one_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let server = Server::start(dir.path(), &config(&db, ""));
+    let client = client();
+    let url = server.url("/hooks/lab");
+    let event = lab_event("evt_once");
+
+    let copies = (0..500).map(|_| {
+        let (client, url, event) = (client.clone(), url.clone(), event.clone());
+        tokio::spawn(async move { post(&client, &url, &event).await })
+    });
+    let answers = futures::future::join_all(copies).await;
+
+    let mut ids = HashSet::new();
+    let mut fresh = 0;
+    for answer in answers {
+        let answer = answer.unwrap();
+        assert_eq!(answer.status, 200, "{:?}", answer.body);
+        let json = answer.json();
+        assert_eq!(json["accepted"], true);
+        if json["duplicate"] == false {
+            fresh += 1;
+        }
+        ids.insert(json["id"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(fresh, 1, "exactly one copy created the row");
+    assert_eq!(ids.len(), 1, "every copy names the same inbox row");
+    let rows = inbox_rows(&db);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(Some(&rows[0].0), ids.iter().next());
+}
