@@ -35,6 +35,7 @@ type Build = fn(&AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError>;
 const REGISTRY: &[(&str, Build)] = &[
     ("lab", providers::lab::build),
     ("stripe", providers::stripe::build),
+    ("shopify", providers::shopify::build),
 ];
 
 /// Builds the adapter for a provider name.

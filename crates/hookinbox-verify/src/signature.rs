@@ -239,7 +239,9 @@ mod tests {
         assert!(claim(b"https://h/x").is_signed_by(&key));
         assert!(claim(b"https://h:443/x").is_signed_by(&key));
         assert!(!claim(b"https://h:80/x").is_signed_by(&key));
-        let message = SignedMessage::new().owned("a").or(SignedMessage::new().owned("b"));
+        let message = SignedMessage::new()
+            .owned("a")
+            .or(SignedMessage::new().owned("b"));
         assert_eq!(message.to_vec(), b"a");
         assert_eq!(message.variants().count(), 2);
     }

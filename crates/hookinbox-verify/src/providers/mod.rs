@@ -3,4 +3,5 @@
 //! retries, and the provider's redelivery window.
 
 pub mod lab;
+pub mod shopify;
 pub mod stripe;
