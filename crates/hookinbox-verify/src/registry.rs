@@ -36,6 +36,7 @@ const REGISTRY: &[(&str, Build)] = &[
     ("lab", providers::lab::build),
     ("stripe", providers::stripe::build),
     ("shopify", providers::shopify::build),
+    ("paddle", providers::paddle::build),
 ];
 
 /// Builds the adapter for a provider name.

@@ -3,5 +3,6 @@
 //! retries, and the provider's redelivery window.
 
 pub mod lab;
+pub mod paddle;
 pub mod shopify;
 pub mod stripe;
