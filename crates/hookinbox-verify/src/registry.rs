@@ -37,6 +37,7 @@ const REGISTRY: &[(&str, Build)] = &[
     ("stripe", providers::stripe::build),
     ("shopify", providers::shopify::build),
     ("paddle", providers::paddle::build),
+    ("twilio", providers::twilio::build),
 ];
 
 /// Builds the adapter for a provider name.

@@ -6,3 +6,4 @@ pub mod lab;
 pub mod paddle;
 pub mod shopify;
 pub mod stripe;
+pub mod twilio;
