@@ -38,6 +38,7 @@ const REGISTRY: &[(&str, Build)] = &[
     ("shopify", providers::shopify::build),
     ("paddle", providers::paddle::build),
     ("twilio", providers::twilio::build),
+    ("square", providers::square::build),
 ];
 
 /// Builds the adapter for a provider name.

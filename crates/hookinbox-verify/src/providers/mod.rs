@@ -5,5 +5,6 @@
 pub mod lab;
 pub mod paddle;
 pub mod shopify;
+pub mod square;
 pub mod stripe;
 pub mod twilio;
