@@ -39,6 +39,7 @@ const REGISTRY: &[(&str, Build)] = &[
     ("paddle", providers::paddle::build),
     ("twilio", providers::twilio::build),
     ("square", providers::square::build),
+    ("gitlab", providers::gitlab::build),
 ];
 
 /// Builds the adapter for a provider name.

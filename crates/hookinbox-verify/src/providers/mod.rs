@@ -2,6 +2,7 @@
 //! bytes, the tolerance, the event id source and its stability across
 //! retries, and the provider's redelivery window.
 
+pub mod gitlab;
 pub mod lab;
 pub mod paddle;
 pub mod shopify;
