@@ -40,6 +40,7 @@ const REGISTRY: &[(&str, Build)] = &[
     ("twilio", providers::twilio::build),
     ("square", providers::square::build),
     ("gitlab", providers::gitlab::build),
+    ("linear", providers::linear::build),
 ];
 
 /// Builds the adapter for a provider name.

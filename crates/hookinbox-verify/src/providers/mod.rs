@@ -4,6 +4,7 @@
 
 pub mod gitlab;
 pub mod lab;
+pub mod linear;
 pub mod paddle;
 pub mod shopify;
 pub mod square;
