@@ -41,6 +41,8 @@ const REGISTRY: &[(&str, Build)] = &[
     ("square", providers::square::build),
     ("gitlab", providers::gitlab::build),
     ("linear", providers::linear::build),
+    ("typeform", providers::typeform::build),
+    ("razorpay", providers::razorpay::build),
 ];
 
 /// Builds the adapter for a provider name.
