@@ -43,6 +43,8 @@ const REGISTRY: &[(&str, Build)] = &[
     ("linear", providers::linear::build),
     ("typeform", providers::typeform::build),
     ("razorpay", providers::razorpay::build),
+    ("lemonsqueezy", providers::lemonsqueezy::build),
+    ("intercom", providers::intercom::build),
 ];
 
 /// Builds the adapter for a provider name.

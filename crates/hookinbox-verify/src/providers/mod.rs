@@ -3,7 +3,9 @@
 //! retries, and the provider's redelivery window.
 
 pub mod gitlab;
+pub mod intercom;
 pub mod lab;
+pub mod lemonsqueezy;
 pub mod linear;
 pub mod paddle;
 pub mod razorpay;
