@@ -45,6 +45,7 @@ const REGISTRY: &[(&str, Build)] = &[
     ("razorpay", providers::razorpay::build),
     ("lemonsqueezy", providers::lemonsqueezy::build),
     ("intercom", providers::intercom::build),
+    ("mailgun", providers::mailgun::build),
 ];
 
 /// Builds the adapter for a provider name.

@@ -7,6 +7,7 @@ pub mod intercom;
 pub mod lab;
 pub mod lemonsqueezy;
 pub mod linear;
+pub mod mailgun;
 pub mod paddle;
 pub mod razorpay;
 pub mod shopify;
