@@ -17,7 +17,8 @@
 //!   "Recent events". Fallback for older GitLab: `X-Gitlab-Event-UUID`, which
 //!   is per triggering event but *shared by recursive webhooks* (webhooks
 //!   fired by earlier webhooks); it is only used when `Idempotency-Key` is
-//!   absent. No id at all: `missing_event_id`.
+//!   absent. No id at all: `missing_event_id`. Neither header is protected by
+//!   anything: whoever holds one captured request holds the token too.
 //! - Type: header `X-Gitlab-Event` (`Push Hook`), else body `object_kind`.
 //!   GitLab gives no object version; no object id is claimed.
 //! - Redelivery window: GitLab does not retry failed deliveries on its own

@@ -20,8 +20,8 @@
 //!   identifying the payload. Linear does not state in writing whether a
 //!   retry repeats it; the header is the only delivery identifier Linear
 //!   sends, and it is what Linear's own integrations de-duplicate on. Without
-//!   it: `missing_event_id`. The header is not signed; it is read only after
-//!   verification.
+//!   it: `missing_event_id`. The header is not signed; a captured request
+//!   replayed under a new delivery id is stopped only by the 60 s window.
 //! - Type: body `type` and `action` joined with a dot (`Issue.create`) — both
 //!   signed — else the `Linear-Event` header (`Issue`). Object id: `data.id`.
 //!   Created: `createdAt` (RFC 3339). No object version is claimed.

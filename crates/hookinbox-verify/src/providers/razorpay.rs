@@ -11,9 +11,10 @@
 //! - Signed bytes: the raw body only.
 //! - Tolerance: none. Razorpay signs no timestamp.
 //! - Event id: header `x-razorpay-event-id`, which Razorpay tells receivers
-//!   to de-duplicate on: a redelivery of one event repeats it. The header is
-//!   not signed; it is read only after verification. Without it:
-//!   `missing_event_id`.
+//!   to de-duplicate on: a redelivery of one event repeats it. Without it:
+//!   `missing_event_id`. The header is not signed and Razorpay signs no
+//!   timestamp: a captured request replayed under a new event id would be
+//!   stored as a new event; only TLS prevents the capture.
 //! - Type: body `event` (`payment.captured`). Object id: the entity the event
 //!   names, `payload.<entity>.entity.id` with `<entity>` the part of `event`
 //!   before the first dot. Created: `created_at` (unix seconds). No object

@@ -12,9 +12,11 @@
 //!   duplicate-detection key: the same on every retry of one event (and on the
 //!   webhooks of several subscriptions to that event). Fallback:
 //!   `X-Shopify-Webhook-Id`, stable across retries of one delivery, for
-//!   senders that do not set the event id yet. The headers are not signed;
-//!   they are only read after the body verified, and a forged id can at most
-//!   make a verified body count as another delivery of itself.
+//!   senders that do not set the event id yet. These headers are not signed
+//!   and Shopify signs no timestamp: whoever captured a signed request could
+//!   replay its body under a new id and have it stored as a new event. The
+//!   scheme has no defence against that beyond TLS; the headers are only read
+//!   after the body verified.
 //! - Type: header `X-Shopify-Topic` (`orders/create`). Object id: body `id`
 //!   when the body is a JSON object (XML subscriptions carry none). Shopify
 //!   gives no object version. Created: `X-Shopify-Triggered-At` (RFC 3339),

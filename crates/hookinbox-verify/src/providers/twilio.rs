@@ -24,8 +24,10 @@
 //!   the default port added (443 for https, 80 otherwise) is accepted too.
 //! - Tolerance: none. Twilio signs no timestamp.
 //! - Event id: header `I-Twilio-Idempotency-Token`, which Twilio sets on a
-//!   callback and keeps on its retries of that callback. The header is not
-//!   signed; it is only read after verification. Without it: `missing_event_id`.
+//!   callback and keeps on its retries of that callback. Without it:
+//!   `missing_event_id`. The header is not signed and Twilio signs no
+//!   timestamp: a captured request replayed under a new token would be stored
+//!   as a new event; only TLS prevents the capture.
 //! - Type: for JSON bodies, body `type` when present (Event Streams'
 //!   CloudEvents); form callbacks carry no event type, so an endpoint with a
 //!   type allowlist ignores them. No object id or version.

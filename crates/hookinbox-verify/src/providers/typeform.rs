@@ -8,8 +8,11 @@
 //! - Signed bytes: the raw body, HMAC-SHA256 keyed with the webhook's secret
 //!   as UTF-8 bytes, standard base64.
 //! - Tolerance: none. Typeform signs no timestamp.
-//! - Event id: body `event_id`, generated once per webhook event and sent
-//!   again with the same payload when a delivery is retried.
+//! - Event id: body `event_id` (signed), documented as the webhook's unique
+//!   id, assigned by Typeform. Retries resend the webhook; Typeform's docs do
+//!   not say in so many words that the id is kept, and nothing else in the
+//!   payload identifies one event (`form_response.token` is shared by the
+//!   partial responses of one submission).
 //! - Type: `event_type` (`form_response`, `form_response_partial`). Object id:
 //!   the response's `form_response.token`. Created:
 //!   `form_response.submitted_at` (RFC 3339). No object version.
