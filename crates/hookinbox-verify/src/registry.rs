@@ -41,6 +41,17 @@ const REGISTRY: &[(&str, Build)] = &[
     ("slack", providers::slack::build),
     ("standard", providers::standard::build),
     ("generic_hmac", providers::generic_hmac::build),
+    ("shopify", providers::shopify::build),
+    ("paddle", providers::paddle::build),
+    ("twilio", providers::twilio::build),
+    ("square", providers::square::build),
+    ("gitlab", providers::gitlab::build),
+    ("linear", providers::linear::build),
+    ("typeform", providers::typeform::build),
+    ("razorpay", providers::razorpay::build),
+    ("lemonsqueezy", providers::lemonsqueezy::build),
+    ("intercom", providers::intercom::build),
+    ("mailgun", providers::mailgun::build),
 ];
 
 /// Builds the adapter for a provider name.

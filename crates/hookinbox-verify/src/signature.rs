@@ -45,6 +45,11 @@ impl Candidate {
 #[derive(Debug, Clone, Default)]
 pub struct SignedMessage<'r> {
     parts: Vec<Cow<'r, [u8]>>,
+    /// Whole other byte strings the provider may have signed instead, for
+    /// schemes whose sender is inconsistent about one detail (Twilio signs its
+    /// URL sometimes with, sometimes without the default port). A signature
+    /// over any one of them counts.
+    alternatives: Vec<Vec<Cow<'r, [u8]>>>,
 }
 
 impl<'r> SignedMessage<'r> {
@@ -70,12 +75,30 @@ impl<'r> SignedMessage<'r> {
 
     /// The whole message in one buffer, for schemes that need it contiguous.
     pub fn to_vec(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.parts.iter().map(|p| p.len()).sum());
-        for part in &self.parts {
-            out.extend_from_slice(part);
-        }
-        out
+        concat(&self.parts)
     }
+
+    /// Adds a whole other message the provider may have signed instead of
+    /// this one (with its own alternatives, if any).
+    pub fn or(mut self, alternative: SignedMessage<'r>) -> Self {
+        self.alternatives.push(alternative.parts);
+        self.alternatives.extend(alternative.alternatives);
+        self
+    }
+
+    /// Every byte string that counts as signed, as pieces: this message
+    /// first, then its alternatives.
+    pub fn variants(&self) -> impl Iterator<Item = &[Cow<'r, [u8]>]> {
+        std::iter::once(self.parts.as_slice()).chain(self.alternatives.iter().map(Vec::as_slice))
+    }
+}
+
+fn concat(parts: &[Cow<'_, [u8]>]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for part in parts {
+        out.extend_from_slice(part);
+    }
+    out
 }
 
 /// Everything an adapter reads from a request before verification: the
@@ -110,10 +133,14 @@ impl<'r> SignatureClaim<'r> {
                 if candidates.peek().is_none() {
                     return false;
                 }
-                let message = self.message.to_vec();
+                let messages: Vec<Vec<u8>> = self.message.variants().map(concat).collect();
                 candidates.any(|candidate| {
                     ed25519_dalek::Signature::from_slice(&candidate.bytes)
-                        .map(|sig| public.verify_strict(&message, &sig).is_ok())
+                        .map(|sig| {
+                            messages
+                                .iter()
+                                .any(|message| public.verify_strict(message, &sig).is_ok())
+                        })
                         .unwrap_or(false)
                 })
             }
@@ -123,13 +150,17 @@ impl<'r> SignatureClaim<'r> {
                 if candidates.peek().is_none() {
                     return false;
                 }
-                let message = self.message.to_vec();
+                let messages: Vec<Vec<u8>> = self.message.variants().map(concat).collect();
                 candidates.any(|candidate| {
                     p256::ecdsa::DerSignature::from_bytes(&candidate.bytes)
                         .ok()
                         .and_then(|der| p256::ecdsa::Signature::from_der(der.as_bytes()).ok())
                         .or_else(|| p256::ecdsa::Signature::from_slice(&candidate.bytes).ok())
-                        .map(|sig| public.verify(&message, &sig).is_ok())
+                        .map(|sig| {
+                            messages
+                                .iter()
+                                .any(|message| public.verify(message, &sig).is_ok())
+                        })
                         .unwrap_or(false)
                 })
             }
@@ -151,15 +182,20 @@ impl<'r> SignatureClaim<'r> {
         if candidates.peek().is_none() {
             return false;
         }
-        let Ok(mut mac) = <M as hmac::digest::KeyInit>::new_from_slice(secret) else {
+        let Ok(keyed) = <M as hmac::digest::KeyInit>::new_from_slice(secret) else {
             return false;
         };
-        for part in self.message.parts() {
-            mac.update(part);
-        }
-        // One MAC per key, compared against every candidate in constant time.
-        candidates.fold(false, |found, candidate| {
-            found | mac.clone().verify_slice(&candidate.bytes).is_ok()
+        let candidates: Vec<&Candidate> = candidates.collect();
+        // One MAC per key and signed variant, compared against every candidate
+        // in constant time; no early exit, so timing does not say which matched.
+        self.message.variants().fold(false, |found, variant| {
+            let mut mac = keyed.clone();
+            for part in variant {
+                mac.update(part);
+            }
+            candidates.iter().fold(found, |found, candidate| {
+                found | mac.clone().verify_slice(&candidate.bytes).is_ok()
+            })
         })
     }
 }
@@ -188,6 +224,26 @@ mod tests {
         };
         assert!(claim.is_signed_by(&Key::Hmac(SecretBytes::new(b"k".to_vec()))));
         assert!(!claim.is_signed_by(&Key::Hmac(SecretBytes::new(b"j".to_vec()))));
+    }
+
+    #[test]
+    fn a_signature_over_any_alternative_counts() {
+        let claim = |signed: &[u8]| SignatureClaim {
+            timestamp: None,
+            message: SignedMessage::new()
+                .owned("https://h/x")
+                .or(SignedMessage::new().owned("https://h:443/x")),
+            candidates: vec![Candidate::new(Algorithm::HmacSha256, hmac256(b"k", signed))],
+        };
+        let key = Key::Hmac(SecretBytes::new(b"k".to_vec()));
+        assert!(claim(b"https://h/x").is_signed_by(&key));
+        assert!(claim(b"https://h:443/x").is_signed_by(&key));
+        assert!(!claim(b"https://h:80/x").is_signed_by(&key));
+        let message = SignedMessage::new()
+            .owned("a")
+            .or(SignedMessage::new().owned("b"));
+        assert_eq!(message.to_vec(), b"a");
+        assert_eq!(message.variants().count(), 2);
     }
 
     #[test]

@@ -4,7 +4,18 @@
 
 pub mod generic_hmac;
 pub mod github;
+pub mod gitlab;
+pub mod intercom;
 pub mod lab;
+pub mod lemonsqueezy;
+pub mod linear;
+pub mod mailgun;
+pub mod paddle;
+pub mod razorpay;
+pub mod shopify;
 pub mod slack;
+pub mod square;
 pub mod standard;
 pub mod stripe;
+pub mod twilio;
+pub mod typeform;

@@ -1,0 +1,212 @@
+//! `intercom` — Intercom webhook notifications (`X-Hub-Signature`).
+//!
+//! Follows Intercom's "Webhooks" and "Webhook notifications" pages
+//! (developers.intercom.com/docs/webhooks): the notification is signed with
+//! the app's client secret, HMAC-SHA1 over the raw body.
+//!
+//! - Header: `X-Hub-Signature: sha1=<hex>`; the `sha1=` prefix is required.
+//! - Signed bytes: the raw body only. HMAC-SHA1 keyed with the app's client
+//!   secret (Developer Hub → Basic info) as UTF-8 bytes.
+//! - Tolerance: none. Intercom signs no timestamp.
+//! - Event id: body `id`, the notification's id (`notif_…`). A redelivered
+//!   notification keeps its id, but its delivery fields (`delivery_attempts`,
+//!   `delivered_at`) may change, so a redelivery after an acknowledged one can
+//!   differ in body fingerprint from the stored copy.
+//! - Type: `topic` (`conversation.user.created`). The `ping` topic Intercom
+//!   sends to test a subscription is answered (200, empty body) after
+//!   verification and never stored. Object id: `data.item.id`. Created:
+//!   `created_at` (unix seconds). No object version.
+//! - Redelivery window: Intercom publishes no full retry schedule; throttled
+//!   notifications are delayed by up to 2 hours. 24 hours are kept.
+
+use crate::encoding;
+use crate::envelope::{self, Reply};
+use crate::registry::{AdapterSettings, SettingsError};
+use crate::{
+    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    SignedMessage,
+};
+
+#[derive(Debug, Default)]
+pub struct Intercom;
+
+pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
+    Ok(Box::new(Intercom))
+}
+
+impl Adapter for Intercom {
+    fn name(&self) -> &'static str {
+        "intercom"
+    }
+
+    fn default_tolerance_seconds(&self) -> Option<u64> {
+        None
+    }
+
+    fn redelivery_window_seconds(&self) -> u64 {
+        24 * 3600
+    }
+
+    fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {
+        Key::hmac_from_utf8(secret.trim())
+    }
+
+    fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
+        let header = request
+            .headers
+            .get_nonempty("x-hub-signature")
+            .ok_or_else(|| Refusal::missing_signature("no X-Hub-Signature header"))?;
+        let encoded = header.strip_prefix("sha1=").ok_or_else(|| {
+            Refusal::malformed_signature("X-Hub-Signature does not start with `sha1=`")
+        })?;
+        let signature = encoding::hex_signature(encoded).ok_or_else(|| {
+            Refusal::malformed_signature("X-Hub-Signature is not hex after `sha1=`")
+        })?;
+        Ok(SignatureClaim {
+            timestamp: None,
+            message: SignedMessage::new().borrowed(request.body),
+            candidates: vec![Candidate::new(Algorithm::HmacSha1, signature)],
+        })
+    }
+
+    fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {
+        let body = envelope::json(request.body)?;
+        let topic = envelope::string_at(&body, "/topic");
+        if topic.as_deref() == Some("ping") {
+            return Ok(Outcome::Handshake(Reply::text(Vec::new())));
+        }
+        let event = envelope::required_id_at(&body, "/id")?
+            .event_type(topic)
+            .object_id(envelope::string_at(&body, "/data/item/id"))
+            .created_at(envelope::integer_at(&body, "/created_at"));
+        Ok(Outcome::Event(event))
+    }
+}
+
+/// Signs a body the way Intercom does and returns the whole header value
+/// (`sha1=<hex>`). Used by tests and load generators.
+pub fn sign(client_secret: &str, body: &[u8]) -> String {
+    use hmac::Mac;
+    let mut mac = hmac::Hmac::<sha1::Sha1>::new_from_slice(client_secret.as_bytes())
+        .expect("HMAC accepts keys of any length");
+    mac.update(body);
+    format!("sha1={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Headers, Reason, SecretInput, Verifier};
+    use proptest::prelude::*;
+
+    const SECRET: &str = "ic-client-secret";
+    const BODY: &[u8] = br#"{"type":"notification_event","id":"notif_1","topic":"conversation.user.created","created_at":1700000000,"data":{"type":"notification_event_data","item":{"type":"conversation","id":"c1"}}}"#;
+
+    fn verify(header: &str, body: &[u8]) -> Result<crate::Verified, Reason> {
+        let verifier = Verifier::new(
+            Box::new(Intercom),
+            [SecretInput {
+                version: "1".into(),
+                value: SECRET.into(),
+                not_before: None,
+                not_after: None,
+            }],
+        )
+        .unwrap();
+        let headers: Headers = [("X-Hub-Signature", header)].into_iter().collect();
+        verifier
+            .verify(&Request::new(&headers, body), 0)
+            .map_err(|failure| failure.refusal.reason)
+    }
+
+    #[test]
+    fn valid_request_reads_the_envelope() {
+        let verified = verify(&sign(SECRET, BODY), BODY).unwrap();
+        let event = verified.event().unwrap();
+        assert_eq!(event.event_id, "notif_1");
+        assert_eq!(
+            event.event_type.as_deref(),
+            Some("conversation.user.created")
+        );
+        assert_eq!(event.object_id.as_deref(), Some("c1"));
+        assert_eq!(event.created_at, Some(1_700_000_000));
+    }
+
+    #[test]
+    fn a_verified_ping_is_answered_not_stored() {
+        let body = br#"{"type":"notification_event","id":"notif_ping","topic":"ping","data":{"item":{"type":"ping","message":"hi"}}}"#;
+        let verified = verify(&sign(SECRET, body), body).unwrap();
+        assert!(
+            matches!(verified.outcome(), crate::Outcome::Handshake(reply) if reply.status == 200)
+        );
+        assert!(verified.event().is_none());
+        // An unsigned ping is refused like anything else.
+        assert_eq!(
+            verify(&sign("x", body), body).unwrap_err(),
+            Reason::Signature
+        );
+    }
+
+    #[test]
+    fn refusals() {
+        let good = sign(SECRET, BODY);
+        let mut tampered = BODY.to_vec();
+        tampered[50] ^= 1;
+        assert_eq!(verify(&good, &tampered).unwrap_err(), Reason::Signature);
+        assert_eq!(
+            verify(&sign("other", BODY), BODY).unwrap_err(),
+            Reason::Signature
+        );
+        assert_eq!(verify("", BODY).unwrap_err(), Reason::MissingSignature);
+        let bare = good.trim_start_matches("sha1=");
+        assert_eq!(verify(bare, BODY).unwrap_err(), Reason::MalformedSignature);
+        assert_eq!(
+            verify("sha1=not-hex", BODY).unwrap_err(),
+            Reason::MalformedSignature
+        );
+        // A SHA-256 MAC under the sha1= prefix has the wrong length and never matches.
+        let sha256 = format!(
+            "sha1={}",
+            crate::providers::lemonsqueezy::sign(SECRET, BODY)
+        );
+        assert_eq!(verify(&sha256, BODY).unwrap_err(), Reason::Signature);
+        let body = br#"{"topic":"contact.created"}"#;
+        assert_eq!(
+            verify(&sign(SECRET, body), body).unwrap_err(),
+            Reason::MissingEventId
+        );
+    }
+
+    fn signed(header: &str, body: &[u8], secret: &str) -> bool {
+        let key = Intercom.parse_key(secret).unwrap();
+        let headers: Headers = [("X-Hub-Signature", header)].into_iter().collect();
+        Intercom
+            .claim(&Request::new(&headers, body))
+            .is_ok_and(|claim| claim.is_signed_by(&key))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn signed_bodies_verify_and_single_byte_changes_do_not(
+            body in proptest::collection::vec(any::<u8>(), 1..256),
+            secret in "[A-Za-z0-9_]{1,40}",
+            at in any::<prop::sample::Index>(),
+            flip in 1u8..=255,
+        ) {
+            let header = sign(&secret, &body);
+            prop_assert!(signed(&header, &body, &secret));
+
+            let mut changed = body.clone();
+            changed[at.index(body.len())] ^= flip;
+            prop_assert!(!signed(&header, &changed, &secret));
+
+            let mut raw = hex::decode(header.trim_start_matches("sha1=")).unwrap();
+            let i = at.index(raw.len());
+            raw[i] ^= flip;
+            let bad = format!("sha1={}", hex::encode(raw));
+            prop_assert!(!signed(&bad, &body, &secret));
+        }
+    }
+}

@@ -1,0 +1,306 @@
+//! `linear` — Linear webhook signatures.
+//!
+//! Follows Linear's "Webhooks" guide (linear.app/developers/webhooks,
+//! "Securing webhooks") and `LinearWebhookClient.verify` of `@linear/sdk`
+//! (hex HMAC-SHA256 of the raw body, then `|now - webhookTimestamp| <= 60 s`).
+//!
+//! - Header: `Linear-Signature` = hex HMAC-SHA256 of the raw body, keyed with
+//!   the webhook's signing secret as UTF-8 bytes.
+//! - Signed bytes: the raw body only.
+//! - Timestamp: body `webhookTimestamp` (unix *milliseconds*). It sits inside
+//!   the signed body, so it is the one field read before verification, and
+//!   only to obtain the claim's timestamp (floored to seconds). The newer
+//!   `Linear-Timestamp` header that the SDK prefers is *not* signed and is
+//!   ignored: trusting it would let anyone refresh a captured request.
+//!   A body that is not JSON is `malformed_body`; a JSON body without an
+//!   integer `webhookTimestamp` is `timestamp`.
+//! - Tolerance: 60 s in both directions (the SDK's and the guide's window).
+//!   Flooring milliseconds makes the future edge up to 999 ms more lenient.
+//! - Event id: header `Linear-Delivery`, a UUID Linear documents as
+//!   identifying the payload. Linear does not state in writing whether a
+//!   retry repeats it; the header is the only delivery identifier Linear
+//!   sends, and it is what Linear's own integrations de-duplicate on. Without
+//!   it: `missing_event_id`. The header is not signed; a captured request
+//!   replayed under a new delivery id is stopped only by the 60 s window.
+//! - Type: body `type` and `action` joined with a dot (`Issue.create`) — both
+//!   signed — else the `Linear-Event` header (`Issue`). Object id: `data.id`.
+//!   Created: `createdAt` (RFC 3339). No object version is claimed.
+//! - Redelivery window: a failed delivery is retried three times, after about
+//!   1 minute, 1 hour and 6 hours; 8 hours covers the last attempt.
+
+use crate::encoding;
+use crate::envelope::{self, Envelope};
+use crate::registry::{AdapterSettings, SettingsError};
+use crate::{
+    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    SignedMessage,
+};
+
+#[derive(Debug, Default)]
+pub struct Linear;
+
+pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
+    Ok(Box::new(Linear))
+}
+
+impl Adapter for Linear {
+    fn name(&self) -> &'static str {
+        "linear"
+    }
+
+    fn default_tolerance_seconds(&self) -> Option<u64> {
+        Some(60)
+    }
+
+    fn redelivery_window_seconds(&self) -> u64 {
+        8 * 3600
+    }
+
+    fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {
+        Key::hmac_from_utf8(secret.trim())
+    }
+
+    fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
+        let header = request
+            .headers
+            .get_nonempty("linear-signature")
+            .ok_or_else(|| Refusal::missing_signature("no Linear-Signature header"))?;
+        let signature = encoding::hex_signature(header)
+            .ok_or_else(|| Refusal::malformed_signature("Linear-Signature is not hex"))?;
+        let timestamp = signed_timestamp(request.body)?;
+        Ok(SignatureClaim {
+            timestamp: Some(timestamp),
+            message: SignedMessage::new().borrowed(request.body),
+            candidates: vec![Candidate::new(Algorithm::HmacSha256, signature)],
+        })
+    }
+
+    fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {
+        let body = envelope::json(request.body)?;
+        let id = request
+            .headers
+            .get_nonempty("linear-delivery")
+            .ok_or_else(|| Refusal::missing_event_id("no Linear-Delivery header"))?;
+        let event_type = match (
+            envelope::string_at(&body, "/type"),
+            envelope::string_at(&body, "/action"),
+        ) {
+            (Some(kind), Some(action)) => Some(format!("{kind}.{action}")),
+            (kind, _) => request
+                .headers
+                .get_nonempty("linear-event")
+                .map(str::to_owned)
+                .or(kind),
+        };
+        let event = Envelope::with_id(id)?
+            .event_type(event_type)
+            .object_id(envelope::string_at(&body, "/data/id"))
+            .created_at(
+                envelope::string_at(&body, "/createdAt")
+                    .as_deref()
+                    .and_then(envelope::rfc3339_seconds),
+            );
+        Ok(Outcome::Event(event))
+    }
+}
+
+/// The body's `webhookTimestamp` (milliseconds) as unix seconds. The body is
+/// not verified yet: nothing else is read from it here.
+fn signed_timestamp(body: &[u8]) -> Result<i64, Refusal> {
+    let value: serde_json::Value = serde_json::from_slice(body).map_err(|_| {
+        Refusal::malformed_body("the body is not JSON, so it has no webhookTimestamp")
+    })?;
+    let millis = value
+        .get("webhookTimestamp")
+        .and_then(serde_json::Value::as_u64)
+        .ok_or_else(|| {
+            Refusal::timestamp("the body has no integer webhookTimestamp (milliseconds)")
+        })?;
+    i64::try_from(millis / 1000).map_err(|_| Refusal::timestamp("webhookTimestamp is out of range"))
+}
+
+/// Signs a body the way Linear does: hex HMAC-SHA256 of the raw body. Used by
+/// tests and load generators.
+pub fn sign(secret: &str, body: &[u8]) -> String {
+    use hmac::Mac;
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
+        .expect("HMAC accepts keys of any length");
+    mac.update(body);
+    hex::encode(mac.finalize().into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Headers, Reason, SecretInput, Verifier};
+    use proptest::prelude::*;
+
+    const SECRET: &str = "lin_wh_secret";
+
+    fn body_at(millis: i64) -> Vec<u8> {
+        format!(
+            r#"{{"action":"create","type":"Issue","createdAt":"2023-11-14T22:13:20.000Z","data":{{"id":"iss-1"}},"webhookTimestamp":{millis}}}"#
+        )
+        .into_bytes()
+    }
+
+    fn verify(signature: &str, body: &[u8], now: i64) -> Result<crate::Verified, Reason> {
+        let verifier = Verifier::new(
+            Box::new(Linear),
+            [SecretInput {
+                version: "1".into(),
+                value: SECRET.into(),
+                not_before: None,
+                not_after: None,
+            }],
+        )
+        .unwrap();
+        let headers: Headers = [
+            ("Linear-Signature", signature),
+            ("Linear-Delivery", "del-1"),
+            ("Linear-Event", "Issue"),
+        ]
+        .into_iter()
+        .collect();
+        verifier
+            .verify(&Request::new(&headers, body), now)
+            .map_err(|failure| failure.refusal.reason)
+    }
+
+    #[test]
+    fn valid_request_reads_the_envelope() {
+        let body = body_at(1_000_000);
+        let verified = verify(&sign(SECRET, &body), &body, 1000).unwrap();
+        let event = verified.event().unwrap();
+        assert_eq!(event.event_id, "del-1");
+        assert_eq!(event.event_type.as_deref(), Some("Issue.create"));
+        assert_eq!(event.object_id.as_deref(), Some("iss-1"));
+        assert_eq!(event.created_at, Some(1_700_000_000));
+        assert_eq!(verified.diagnosis().signed_at, Some(1000));
+    }
+
+    #[test]
+    fn header_type_is_the_fallback() {
+        let body = br#"{"webhookTimestamp":1000000,"data":{}}"#;
+        let verified = verify(&sign(SECRET, body), body, 1000).unwrap();
+        assert_eq!(
+            verified.event().unwrap().event_type.as_deref(),
+            Some("Issue")
+        );
+    }
+
+    #[test]
+    fn sixty_second_window_both_directions() {
+        let at = |millis: i64| {
+            let body = body_at(millis);
+            verify(&sign(SECRET, &body), &body, 1000).map(|_| ())
+        };
+        assert!(at(940_000).is_ok());
+        assert!(at(1_060_999).is_ok());
+        assert_eq!(at(939_999).unwrap_err(), Reason::Timestamp);
+        assert_eq!(at(1_061_000).unwrap_err(), Reason::Timestamp);
+    }
+
+    #[test]
+    fn refusals() {
+        let body = body_at(1_000_000);
+        let good = sign(SECRET, &body);
+        let mut tampered = body.clone();
+        tampered[12] ^= 1;
+        assert_eq!(
+            verify(&good, &tampered, 1000).unwrap_err(),
+            Reason::Signature
+        );
+        assert_eq!(
+            verify(&sign("other", &body), &body, 1000).unwrap_err(),
+            Reason::Signature
+        );
+        assert_eq!(
+            verify("xyz", &body, 1000).unwrap_err(),
+            Reason::MalformedSignature
+        );
+        assert_eq!(
+            verify("", &body, 1000).unwrap_err(),
+            Reason::MissingSignature
+        );
+        for no_timestamp in [
+            &br#"{"webhookTimestamp":"1000000"}"#[..],
+            br#"{"webhookTimestamp":1000000.5}"#,
+            br#"{"webhookTimestamp":-1}"#,
+            br#"{"data":{}}"#,
+        ] {
+            assert_eq!(
+                verify(&sign(SECRET, no_timestamp), no_timestamp, 1000).unwrap_err(),
+                Reason::Timestamp
+            );
+        }
+        assert_eq!(
+            verify(&sign(SECRET, b"not json"), b"not json", 1000).unwrap_err(),
+            Reason::MalformedBody
+        );
+    }
+
+    #[test]
+    fn the_unsigned_timestamp_header_is_ignored() {
+        let body = body_at(0);
+        let verifier = Verifier::new(
+            Box::new(Linear),
+            [SecretInput {
+                version: "1".into(),
+                value: SECRET.into(),
+                not_before: None,
+                not_after: None,
+            }],
+        )
+        .unwrap();
+        let signature = sign(SECRET, &body);
+        let headers: Headers = [
+            ("Linear-Signature", signature.as_str()),
+            ("Linear-Delivery", "del-1"),
+            ("Linear-Timestamp", "1000000"),
+        ]
+        .into_iter()
+        .collect();
+        let err = verifier
+            .verify(&Request::new(&headers, &body), 1000)
+            .unwrap_err();
+        assert_eq!(err.refusal.reason, Reason::Timestamp);
+    }
+
+    fn signed(signature: &str, body: &[u8], secret: &str) -> bool {
+        let key = Linear.parse_key(secret).unwrap();
+        let headers: Headers = [("Linear-Signature", signature)].into_iter().collect();
+        Linear
+            .claim(&Request::new(&headers, body))
+            .is_ok_and(|claim| claim.is_signed_by(&key))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn signed_bodies_verify_and_single_byte_changes_do_not(
+            text in any::<String>(),
+            millis in 0u64..4_000_000_000_000,
+            secret in "[A-Za-z0-9_]{1,40}",
+            at in any::<prop::sample::Index>(),
+            flip in 1u8..=255,
+        ) {
+            let body = serde_json::to_vec(
+                &serde_json::json!({"webhookTimestamp": millis, "data": {"text": text}}),
+            )
+            .unwrap();
+            let signature = sign(&secret, &body);
+            prop_assert!(signed(&signature, &body, &secret));
+
+            let mut changed = body.clone();
+            changed[at.index(body.len())] ^= flip;
+            prop_assert!(!signed(&signature, &changed, &secret));
+
+            let mut raw = hex::decode(&signature).unwrap();
+            let i = at.index(raw.len());
+            raw[i] ^= flip;
+            prop_assert!(!signed(&hex::encode(raw), &body, &secret));
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! `paddle` — Paddle Billing notification signatures.
+//!
+//! Follows Paddle's "Verify webhook signatures" guide
+//! (developer.paddle.com/webhooks/signature-verification) and the SDK helpers
+//! it documents (five-second default tolerance). Paddle Classic's
+//! `p_signature` (RSA over PHP-serialised fields) is a different product and
+//! is not accepted here.
+//!
+//! - Header: `Paddle-Signature: ts=<unix seconds>;h1=<hex>[;h1=<hex>…]`.
+//!   Several `h1` entries appear while a destination's secret rotates; any one
+//!   may match. Other keys are ignored (future schemes).
+//! - Signed bytes: `"{ts}:{raw body}"`, HMAC-SHA256 keyed with the
+//!   notification destination's secret (`pdl_ntfset_…`) as UTF-8 bytes.
+//! - Tolerance: 5 s in both directions (the SDKs' default), configurable per
+//!   endpoint. `ts` is part of the signed bytes, so it cannot be refreshed.
+//! - Event id: body `event_id` (`evt_…`). A notification is retried with the
+//!   same payload, so the id is stable across retries and across manual
+//!   replays of the notification.
+//! - Type: `event_type`. Object id: `data.id`. Created: `occurred_at`
+//!   (RFC 3339). Paddle gives no object version.
+//! - Redelivery window: live accounts retry up to 60 times over 3 days
+//!   (sandbox: 3 times within 15 minutes).
+
+use crate::encoding;
+use crate::envelope;
+use crate::registry::{AdapterSettings, SettingsError};
+use crate::{
+    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    SignedMessage,
+};
+
+#[derive(Debug, Default)]
+pub struct Paddle;
+
+pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
+    Ok(Box::new(Paddle))
+}
+
+impl Adapter for Paddle {
+    fn name(&self) -> &'static str {
+        "paddle"
+    }
+
+    fn default_tolerance_seconds(&self) -> Option<u64> {
+        Some(5)
+    }
+
+    fn redelivery_window_seconds(&self) -> u64 {
+        3 * 24 * 3600
+    }
+
+    fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {
+        Key::hmac_from_utf8(secret.trim())
+    }
+
+    fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
+        let header = request
+            .headers
+            .get_nonempty("paddle-signature")
+            .ok_or_else(|| Refusal::missing_signature("no Paddle-Signature header"))?;
+        let mut timestamp = None;
+        let mut h1_entries = 0usize;
+        let mut candidates = Vec::new();
+        for item in header.split(';') {
+            let (key, value) = item
+                .split_once('=')
+                .ok_or_else(|| Refusal::malformed_signature("Paddle-Signature item without `=`"))?;
+            match key.trim() {
+                "ts" => {
+                    if timestamp.is_some() {
+                        return Err(Refusal::malformed_signature(
+                            "Paddle-Signature has more than one `ts`",
+                        ));
+                    }
+                    let parsed = encoding::unix_seconds(value, "ts").map_err(|_| {
+                        Refusal::malformed_signature("Paddle-Signature `ts` is not an integer")
+                    })?;
+                    timestamp = Some(parsed);
+                }
+                "h1" => {
+                    h1_entries += 1;
+                    if let Some(bytes) = encoding::hex_signature(value) {
+                        candidates.push(Candidate::new(Algorithm::HmacSha256, bytes));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let timestamp = timestamp
+            .ok_or_else(|| Refusal::malformed_signature("Paddle-Signature has no `ts`"))?;
+        if h1_entries == 0 {
+            return Err(Refusal::malformed_signature(
+                "Paddle-Signature has no `h1` signature",
+            ));
+        }
+        if candidates.is_empty() {
+            return Err(Refusal::malformed_signature(
+                "no Paddle-Signature `h1` value is hex",
+            ));
+        }
+        Ok(SignatureClaim {
+            timestamp: Some(timestamp),
+            message: SignedMessage::new()
+                .owned(format!("{timestamp}:"))
+                .borrowed(request.body),
+            candidates,
+        })
+    }
+
+    fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {
+        let body = envelope::json(request.body)?;
+        let event = envelope::required_id_at(&body, "/event_id")?
+            .event_type(envelope::string_at(&body, "/event_type"))
+            .object_id(envelope::string_at(&body, "/data/id"))
+            .created_at(
+                envelope::string_at(&body, "/occurred_at")
+                    .as_deref()
+                    .and_then(envelope::rfc3339_seconds),
+            );
+        Ok(Outcome::Event(event))
+    }
+}
+
+/// Signs a body the way Paddle does and returns the whole `Paddle-Signature`
+/// header value. Used by tests and load generators.
+pub fn sign(secret: &str, timestamp: i64, body: &[u8]) -> String {
+    use hmac::Mac;
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
+        .expect("HMAC accepts keys of any length");
+    mac.update(format!("{timestamp}:").as_bytes());
+    mac.update(body);
+    format!(
+        "ts={timestamp};h1={}",
+        hex::encode(mac.finalize().into_bytes())
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Headers, Reason, SecretInput, Verifier};
+    use proptest::prelude::*;
+
+    const SECRET: &str = "pdl_ntfset_test";
+    const BODY: &[u8] = br#"{"event_id":"evt_1","event_type":"transaction.completed","occurred_at":"2023-11-14T22:13:20Z","data":{"id":"txn_1"}}"#;
+
+    fn verifier() -> Verifier {
+        Verifier::new(
+            Box::new(Paddle),
+            [SecretInput {
+                version: "1".into(),
+                value: SECRET.into(),
+                not_before: None,
+                not_after: None,
+            }],
+        )
+        .unwrap()
+    }
+
+    fn headers(value: &str) -> Headers {
+        [("Paddle-Signature", value)].into_iter().collect()
+    }
+
+    fn verify(header: &str, body: &[u8], now: i64) -> Result<crate::Verified, Reason> {
+        verifier()
+            .verify(&Request::new(&headers(header), body), now)
+            .map_err(|failure| failure.refusal.reason)
+    }
+
+    #[test]
+    fn valid_request_reads_the_envelope() {
+        let verified = verify(&sign(SECRET, 1000, BODY), BODY, 1000).unwrap();
+        let event = verified.event().unwrap();
+        assert_eq!(event.event_id, "evt_1");
+        assert_eq!(event.event_type.as_deref(), Some("transaction.completed"));
+        assert_eq!(event.object_id.as_deref(), Some("txn_1"));
+        assert_eq!(event.created_at, Some(1_700_000_000));
+    }
+
+    #[test]
+    fn any_h1_may_match() {
+        let good = sign(SECRET, 1000, BODY);
+        let rotated = format!("{good};h1={}", "00".repeat(32));
+        assert!(verify(&rotated, BODY, 1000).is_ok());
+        let other_first = format!("ts=1000;h1={};{}", "00".repeat(32), &good[8..]);
+        assert!(verify(&other_first, BODY, 1000).is_ok());
+    }
+
+    #[test]
+    fn refusals() {
+        let good = sign(SECRET, 1000, BODY);
+        let mut tampered = BODY.to_vec();
+        tampered[3] ^= 1;
+        assert_eq!(
+            verify(&good, &tampered, 1000).unwrap_err(),
+            Reason::Signature
+        );
+        assert_eq!(
+            verify(&sign("other", 1000, BODY), BODY, 1000).unwrap_err(),
+            Reason::Signature
+        );
+        let none: Headers = Headers::new();
+        assert_eq!(
+            verifier()
+                .verify(&Request::new(&none, BODY), 1000)
+                .unwrap_err()
+                .refusal
+                .reason,
+            Reason::MissingSignature
+        );
+        for malformed in [
+            "h1=00",
+            "ts=1000",
+            "ts=1000;h1=zz",
+            "ts=10.5;h1=00",
+            "ts=1000;ts=1000;h1=00",
+            "garbage",
+        ] {
+            assert_eq!(
+                verify(malformed, BODY, 1000).unwrap_err(),
+                Reason::MalformedSignature,
+                "{malformed}"
+            );
+        }
+        let body = br#"{"event_type":"x"}"#;
+        assert_eq!(
+            verify(&sign(SECRET, 1000, body), body, 1000).unwrap_err(),
+            Reason::MissingEventId
+        );
+    }
+
+    #[test]
+    fn five_second_window_both_directions() {
+        let at = |ts: i64| verify(&sign(SECRET, ts, BODY), BODY, 1000).map(|_| ());
+        assert!(at(995).is_ok());
+        assert!(at(1005).is_ok());
+        assert_eq!(at(994).unwrap_err(), Reason::Timestamp);
+        assert_eq!(at(1006).unwrap_err(), Reason::Timestamp);
+    }
+
+    fn signed(header: &str, body: &[u8], secret: &str) -> bool {
+        let key = Paddle.parse_key(secret).unwrap();
+        Paddle
+            .claim(&Request::new(&headers(header), body))
+            .is_ok_and(|claim| claim.is_signed_by(&key))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn signed_bodies_verify_and_single_byte_changes_do_not(
+            body in proptest::collection::vec(any::<u8>(), 1..256),
+            secret in "[A-Za-z0-9_]{1,40}",
+            ts in 0i64..4_000_000_000,
+            at in any::<prop::sample::Index>(),
+            flip in 1u8..=255,
+        ) {
+            let header = sign(&secret, ts, &body);
+            prop_assert!(signed(&header, &body, &secret));
+
+            let mut changed = body.clone();
+            changed[at.index(body.len())] ^= flip;
+            prop_assert!(!signed(&header, &changed, &secret));
+
+            let (prefix, hex_sig) = header.split_once(";h1=").unwrap();
+            let mut raw = hex::decode(hex_sig).unwrap();
+            let i = at.index(raw.len());
+            raw[i] ^= flip;
+            let bad = format!("{prefix};h1={}", hex::encode(raw));
+            prop_assert!(!signed(&bad, &body, &secret));
+
+            let shifted = format!("ts={};h1={hex_sig}", ts + 1);
+            prop_assert!(!signed(&shifted, &body, &secret));
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! `shopify` — Shopify webhook signatures (app webhook subscriptions).
+//!
+//! Follows Shopify's "Verify webhooks" and "Ignore duplicate webhooks" guides
+//! (shopify.dev/docs/apps/build/webhooks) and its 2024 retry changelog.
+//!
+//! - Header: `X-Shopify-Hmac-Sha256` = standard base64 of the MAC.
+//! - Signed bytes: the raw body, nothing else. HMAC-SHA256 keyed with the
+//!   app's client secret string as UTF-8 bytes.
+//! - Tolerance: none. Shopify signs no timestamp, so a captured request stays
+//!   valid; replays are absorbed by the event id dedup, not by freshness.
+//! - Event id: header `X-Shopify-Event-Id`, which Shopify documents as the
+//!   duplicate-detection key: the same on every retry of one event (and on the
+//!   webhooks of several subscriptions to that event). Fallback:
+//!   `X-Shopify-Webhook-Id`, stable across retries of one delivery, for
+//!   senders that do not set the event id yet. These headers are not signed
+//!   and Shopify signs no timestamp: whoever captured a signed request could
+//!   replay its body under a new id and have it stored as a new event. The
+//!   scheme has no defence against that beyond TLS; the headers are only read
+//!   after the body verified.
+//! - Type: header `X-Shopify-Topic` (`orders/create`). Object id: body `id`
+//!   when the body is a JSON object (XML subscriptions carry none). Shopify
+//!   gives no object version. Created: `X-Shopify-Triggered-At` (RFC 3339),
+//!   metadata only, never a freshness check.
+//! - Redelivery window: since September 2024, 8 retries over 4 hours with the
+//!   original payload.
+
+use crate::encoding;
+use crate::envelope::{self, Envelope};
+use crate::registry::{AdapterSettings, SettingsError};
+use crate::{
+    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    SignedMessage,
+};
+
+#[derive(Debug, Default)]
+pub struct Shopify;
+
+pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
+    Ok(Box::new(Shopify))
+}
+
+impl Adapter for Shopify {
+    fn name(&self) -> &'static str {
+        "shopify"
+    }
+
+    fn default_tolerance_seconds(&self) -> Option<u64> {
+        None
+    }
+
+    fn redelivery_window_seconds(&self) -> u64 {
+        4 * 3600
+    }
+
+    fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {
+        Key::hmac_from_utf8(secret.trim())
+    }
+
+    fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
+        let header = request
+            .headers
+            .get_nonempty("x-shopify-hmac-sha256")
+            .ok_or_else(|| Refusal::missing_signature("no X-Shopify-Hmac-Sha256 header"))?;
+        let signature = encoding::base64_signature(header)
+            .ok_or_else(|| Refusal::malformed_signature("X-Shopify-Hmac-Sha256 is not base64"))?;
+        Ok(SignatureClaim {
+            timestamp: None,
+            message: SignedMessage::new().borrowed(request.body),
+            candidates: vec![Candidate::new(Algorithm::HmacSha256, signature)],
+        })
+    }
+
+    fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {
+        let headers = request.headers;
+        let id = headers
+            .get_nonempty("x-shopify-event-id")
+            .or_else(|| headers.get_nonempty("x-shopify-webhook-id"))
+            .ok_or_else(|| {
+                Refusal::missing_event_id("neither X-Shopify-Event-Id nor X-Shopify-Webhook-Id")
+            })?;
+        // Shopify bodies are the resource itself; only JSON ones name it.
+        let object_id = serde_json::from_slice::<serde_json::Value>(request.body)
+            .ok()
+            .and_then(|body| envelope::string_at(&body, "/id"));
+        let event = Envelope::with_id(id)?
+            .event_type(headers.get_nonempty("x-shopify-topic").map(str::to_owned))
+            .object_id(object_id)
+            .created_at(
+                headers
+                    .get_nonempty("x-shopify-triggered-at")
+                    .and_then(envelope::rfc3339_seconds),
+            );
+        Ok(Outcome::Event(event))
+    }
+}
+
+/// Signs a body the way Shopify does: base64 HMAC-SHA256 of the raw body.
+/// Used by tests and load generators.
+pub fn sign(secret: &str, body: &[u8]) -> String {
+    use base64::Engine;
+    use hmac::Mac;
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
+        .expect("HMAC accepts keys of any length");
+    mac.update(body);
+    base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Headers, Reason, SecretInput, Verifier};
+    use base64::Engine;
+    use proptest::prelude::*;
+
+    const SECRET: &str = "shpss_test";
+    const BODY: &[u8] = br#"{"id":820982911946154508,"email":"jon@example.com"}"#;
+
+    fn verifier() -> Verifier {
+        Verifier::new(
+            Box::new(Shopify),
+            [SecretInput {
+                version: "1".into(),
+                value: SECRET.into(),
+                not_before: None,
+                not_after: None,
+            }],
+        )
+        .unwrap()
+    }
+
+    fn headers(signature: &str) -> Headers {
+        [
+            ("X-Shopify-Hmac-Sha256", signature),
+            ("X-Shopify-Topic", "orders/create"),
+            ("X-Shopify-Event-Id", "evt-1"),
+            ("X-Shopify-Webhook-Id", "wh-1"),
+            ("X-Shopify-Triggered-At", "2023-11-14T22:13:20Z"),
+        ]
+        .into_iter()
+        .collect()
+    }
+
+    fn reason(headers: &Headers, body: &[u8]) -> Reason {
+        verifier()
+            .verify(&Request::new(headers, body), 0)
+            .unwrap_err()
+            .refusal
+            .reason
+    }
+
+    #[test]
+    fn valid_request_reads_the_envelope() {
+        let h = headers(&sign(SECRET, BODY));
+        let verified = verifier().verify(&Request::new(&h, BODY), 0).unwrap();
+        let event = verified.event().unwrap();
+        assert_eq!(event.event_id, "evt-1");
+        assert_eq!(event.event_type.as_deref(), Some("orders/create"));
+        assert_eq!(event.object_id.as_deref(), Some("820982911946154508"));
+        assert_eq!(event.created_at, Some(1_700_000_000));
+    }
+
+    #[test]
+    fn webhook_id_is_the_fallback_id() {
+        let h: Headers = [
+            ("X-Shopify-Hmac-Sha256", sign(SECRET, BODY).as_str()),
+            ("X-Shopify-Webhook-Id", "wh-1"),
+        ]
+        .into_iter()
+        .collect();
+        let verified = verifier().verify(&Request::new(&h, BODY), 0).unwrap();
+        assert_eq!(verified.event().unwrap().event_id, "wh-1");
+        let h: Headers = [("X-Shopify-Hmac-Sha256", sign(SECRET, BODY))]
+            .into_iter()
+            .collect();
+        assert_eq!(reason(&h, BODY), Reason::MissingEventId);
+    }
+
+    #[test]
+    fn refusals() {
+        let good = sign(SECRET, BODY);
+        let mut tampered = BODY.to_vec();
+        tampered[10] ^= 1;
+        assert_eq!(reason(&headers(&good), &tampered), Reason::Signature);
+        assert_eq!(
+            reason(&headers(&sign("other", BODY)), BODY),
+            Reason::Signature
+        );
+        let h: Headers = [("X-Shopify-Topic", "orders/create")].into_iter().collect();
+        assert_eq!(reason(&h, BODY), Reason::MissingSignature);
+        assert_eq!(
+            reason(&headers("not base64!"), BODY),
+            Reason::MalformedSignature
+        );
+        // Hex is valid base64 text, so it decodes to the wrong bytes: a signature refusal.
+        let hex_sig = hex::encode(
+            base64::engine::general_purpose::STANDARD
+                .decode(&good)
+                .unwrap(),
+        );
+        assert_eq!(reason(&headers(&hex_sig), BODY), Reason::Signature);
+    }
+
+    #[test]
+    fn no_timestamp_means_no_freshness_check() {
+        let h = headers(&sign(SECRET, BODY));
+        assert!(verifier().verify(&Request::new(&h, BODY), i64::MAX).is_ok());
+        assert_eq!(Shopify.default_tolerance_seconds(), None);
+    }
+
+    fn signed(headers: &Headers, body: &[u8], secret: &str) -> bool {
+        let key = Shopify.parse_key(secret).unwrap();
+        Shopify
+            .claim(&Request::new(headers, body))
+            .is_ok_and(|claim| claim.is_signed_by(&key))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn signed_bodies_verify_and_single_byte_changes_do_not(
+            body in proptest::collection::vec(any::<u8>(), 1..256),
+            secret in "[A-Za-z0-9_]{1,40}",
+            at in any::<prop::sample::Index>(),
+            flip in 1u8..=255,
+        ) {
+            let signature = sign(&secret, &body);
+            prop_assert!(signed(&headers(&signature), &body, &secret));
+
+            let mut changed = body.clone();
+            changed[at.index(body.len())] ^= flip;
+            prop_assert!(!signed(&headers(&signature), &changed, &secret));
+
+            let mut raw = base64::engine::general_purpose::STANDARD.decode(&signature).unwrap();
+            let i = at.index(raw.len());
+            raw[i] ^= flip;
+            let bad = base64::engine::general_purpose::STANDARD.encode(raw);
+            prop_assert!(!signed(&headers(&bad), &body, &secret));
+        }
+    }
+}
