@@ -71,6 +71,24 @@ pub struct NewEvent {
     /// Request headers kept for audit (credentials removed by the caller).
     pub audit_headers: Vec<(String, String)>,
     pub matched_secret_version: String,
+    /// The endpoint's targets: one delivery row each is inserted with a new event.
+    pub targets: Vec<String>,
+}
+
+/// A stored event as a delivery worker needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredEvent {
+    pub id: String,
+    pub endpoint_id: String,
+    pub provider: String,
+    pub provider_event_id: String,
+    pub event_type: Option<String>,
+    pub object_id: Option<String>,
+    pub object_version: Option<i64>,
+    pub received_at_ms: i64,
+    pub content_type: Option<String>,
+    /// `None` once raw retention has purged it.
+    pub payload: Option<Bytes>,
 }
 
 /// What accepting an event did.

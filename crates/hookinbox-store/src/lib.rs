@@ -6,15 +6,19 @@
 //! commits many waiting requests in one transaction (group commit), answering
 //! each only after that commit returned.
 
+pub mod delivery;
 pub mod error;
+pub mod event_view;
 pub mod inbox;
 pub mod sqlite;
 pub mod stats;
 pub mod storage_url;
 pub mod store;
 
+pub use delivery::{DeliveryStatus, LeaseParams, LeasedDelivery, ReplaySelector, Settlement};
 pub use error::StoreError;
-pub use inbox::{AcceptOutcome, Fingerprint, InboxStatus, NewEvent};
+pub use event_view::{AttemptView, DeliveryView, EventDetail, EventFilter, EventSummary};
+pub use inbox::{AcceptOutcome, Fingerprint, InboxStatus, NewEvent, StoredEvent};
 pub use sqlite::{SqliteOptions, SqliteReader, SqliteStore};
 pub use stats::Stats;
 pub use storage_url::StorageUrl;

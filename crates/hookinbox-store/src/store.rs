@@ -2,16 +2,48 @@
 
 use async_trait::async_trait;
 
-use crate::{AcceptOutcome, NewEvent, Stats, StoreError};
+use crate::{
+    AcceptOutcome, LeaseParams, LeasedDelivery, NewEvent, ReplaySelector, Settlement, Stats,
+    StoreError, StoredEvent,
+};
 
-/// Durable storage of the inbox. Every implementation passes the same
-/// conformance tests (`tests/conformance.rs`).
+/// Durable storage of the inbox and its outbox. Every implementation passes
+/// the same conformance tests (`tests/conformance.rs`).
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// Accepts one verified event atomically under
-    /// UNIQUE(endpoint_id, provider_event_id). Returns only after the commit
-    /// that made it durable (or found it already durable) has returned.
+    /// UNIQUE(endpoint_id, provider_event_id), with one delivery row per
+    /// target in the same transaction. Returns only after the commit that
+    /// made it durable (or found it already durable) has returned.
     async fn accept(&self, event: NewEvent) -> Result<AcceptOutcome, StoreError>;
+
+    /// Leases due deliveries of one target (see `LeaseParams`).
+    async fn lease(&self, params: LeaseParams) -> Result<Vec<LeasedDelivery>, StoreError>;
+
+    /// Extends a lease; `false` when it is no longer held.
+    async fn heartbeat(&self, lease: &LeasedDelivery, until_ms: i64) -> Result<bool, StoreError>;
+
+    /// Records an attempt's outcome; `false` when the lease was lost.
+    async fn settle(
+        &self,
+        lease: &LeasedDelivery,
+        settlement: Settlement,
+        now_ms: i64,
+    ) -> Result<bool, StoreError>;
+
+    /// Returns expired leases to PENDING; how many.
+    async fn reclaim_expired(&self, now_ms: i64) -> Result<u64, StoreError>;
+
+    /// Adds new deliveries for events (same inbox id, so the same
+    /// idempotency key); the ids replayed.
+    async fn replay(
+        &self,
+        selector: ReplaySelector,
+        now_ms: i64,
+    ) -> Result<Vec<String>, StoreError>;
+
+    /// The stored event behind a delivery.
+    async fn load_event(&self, inbox_id: &str) -> Result<Option<StoredEvent>, StoreError>;
 
     /// Counts of inbox rows by endpoint and status.
     async fn stats(&self) -> Result<Stats, StoreError>;

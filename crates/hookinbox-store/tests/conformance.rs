@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use hookinbox_store::{
-    AcceptOutcome, Fingerprint, NewEvent, SqliteOptions, SqliteStore, Store, StoreError,
+    AcceptOutcome, Fingerprint, LeaseParams, NewEvent, ReplaySelector, Settlement, SqliteOptions,
+    SqliteStore, Store, StoreError,
 };
 
 /// A test factory: an event with defaults for everything a test does not care about.
@@ -23,6 +24,38 @@ fn event(endpoint: &str, id: &str, body: &'static [u8]) -> NewEvent {
         fingerprint: Fingerprint::of(body),
         audit_headers: vec![("x-timestamp".into(), "1".into())],
         matched_secret_version: "1".into(),
+        targets: vec![],
+    }
+}
+
+/// An event with one target `t` and, when given, an object id and version.
+fn event_for_target(id: &str, object: Option<(&str, i64)>) -> NewEvent {
+    let mut event = event("a", id, b"{}");
+    event.targets = vec!["t".into()];
+    // Due from t = 500 ms on; the tests lease at t >= 1000.
+    event.received_at_ms = 500;
+    if let Some((object_id, version)) = object {
+        event.object_id = Some(object_id.into());
+        event.object_version = Some(version);
+    }
+    event
+}
+
+fn lease_params(owner: &str, now_ms: i64) -> LeaseParams {
+    LeaseParams {
+        endpoint_id: "a".into(),
+        target: "t".into(),
+        owner: owner.into(),
+        max: 10,
+        now_ms,
+        lease_ms: 30_000,
+    }
+}
+
+async fn inserted(store: &Arc<dyn Store>, event: NewEvent) -> String {
+    match store.accept(event).await.unwrap() {
+        AcceptOutcome::Inserted { id } => id,
+        other => panic!("{other:?}"),
     }
 }
 
@@ -133,4 +166,209 @@ async fn sqlite_locked_database_answers_unavailable_and_recovers() {
     blocker.execute_batch("ROLLBACK").unwrap();
     let ok = store.accept(event("a", "e1", b"{}")).await.unwrap();
     assert!(matches!(ok, AcceptOutcome::Inserted { .. }), "{ok:?}");
+}
+
+async fn delivered_event_becomes_processed(store: Arc<dyn Store>) {
+    let id = inserted(&store, event_for_target("d1", None)).await;
+    let leased = store.lease(lease_params("w1", 1_000)).await.unwrap();
+    assert_eq!(leased.len(), 1);
+    assert_eq!(leased[0].inbox_id, id);
+    assert!(
+        store
+            .lease(lease_params("w2", 1_000))
+            .await
+            .unwrap()
+            .is_empty(),
+        "leased rows are not leased twice"
+    );
+    assert!(store
+        .settle(&leased[0], Settlement::Delivered, 1_001)
+        .await
+        .unwrap());
+    let stats = store.stats().await.unwrap();
+    assert_eq!(stats.by_status.get("PROCESSED"), Some(&1));
+}
+
+async fn retries_wait_and_dead_fails_then_replay_delivers(store: Arc<dyn Store>) {
+    let id = inserted(&store, event_for_target("r1", None)).await;
+    let leased = store.lease(lease_params("w", 1_000)).await.unwrap();
+    let retry = Settlement::Retry {
+        next_attempt_at_ms: 5_000,
+        error: "http 500".into(),
+    };
+    assert!(store.settle(&leased[0], retry, 1_001).await.unwrap());
+    assert!(
+        store
+            .lease(lease_params("w", 4_999))
+            .await
+            .unwrap()
+            .is_empty(),
+        "not due yet"
+    );
+    let leased = store.lease(lease_params("w", 5_000)).await.unwrap();
+    assert_eq!(leased[0].attempts, 1);
+    assert!(store
+        .settle(
+            &leased[0],
+            Settlement::Dead {
+                error: "http 500".into()
+            },
+            5_001
+        )
+        .await
+        .unwrap());
+    assert_eq!(
+        store.stats().await.unwrap().by_status.get("FAILED"),
+        Some(&1)
+    );
+
+    let replayed = store
+        .replay(ReplaySelector::Failed { since_ms: None }, 6_000)
+        .await
+        .unwrap();
+    assert_eq!(replayed, vec![id.clone()]);
+    assert_eq!(
+        store.stats().await.unwrap().by_status.get("ACCEPTED"),
+        Some(&1)
+    );
+    let leased = store.lease(lease_params("w", 6_000)).await.unwrap();
+    assert_eq!(leased.len(), 1);
+    assert_eq!(
+        leased[0].inbox_id, id,
+        "same inbox id: same idempotency key"
+    );
+    assert_eq!(leased[0].attempts, 0, "a replay has a fresh budget");
+    assert!(store
+        .settle(&leased[0], Settlement::Delivered, 6_001)
+        .await
+        .unwrap());
+    assert_eq!(
+        store.stats().await.unwrap().by_status.get("PROCESSED"),
+        Some(&1)
+    );
+}
+
+async fn expired_leases_are_reclaimed_and_the_old_owner_cannot_settle(store: Arc<dyn Store>) {
+    inserted(&store, event_for_target("l1", None)).await;
+    let mut params = lease_params("crashed", 1_000);
+    params.lease_ms = 100;
+    let old = store.lease(params).await.unwrap();
+    assert_eq!(
+        store.reclaim_expired(1_050).await.unwrap(),
+        0,
+        "not expired yet"
+    );
+    assert_eq!(store.reclaim_expired(1_101).await.unwrap(), 1);
+    let new = store.lease(lease_params("alive", 1_102)).await.unwrap();
+    assert_eq!(new.len(), 1);
+    assert!(
+        !store
+            .settle(&old[0], Settlement::Delivered, 1_103)
+            .await
+            .unwrap(),
+        "a lost lease settles nothing"
+    );
+    assert!(!store.heartbeat(&old[0], 9_999).await.unwrap());
+    assert!(store.heartbeat(&new[0], 9_999).await.unwrap());
+    assert!(store
+        .settle(&new[0], Settlement::Delivered, 1_104)
+        .await
+        .unwrap());
+}
+
+async fn one_object_goes_out_one_version_at_a_time_in_order(store: Arc<dyn Store>) {
+    for (n, version) in [(1, 2), (2, 3), (3, 1)] {
+        inserted(
+            &store,
+            event_for_target(&format!("o{n}"), Some(("obj", version))),
+        )
+        .await;
+    }
+    inserted(&store, event_for_target("free", None)).await;
+    let mut delivered_versions = Vec::new();
+    let mut now = 1_000;
+    loop {
+        let leased = store.lease(lease_params("w", now)).await.unwrap();
+        if leased.is_empty() {
+            break;
+        }
+        let ordered: Vec<_> = leased.iter().filter(|l| l.inbox_id != "free").collect();
+        assert!(
+            ordered.len() <= 2,
+            "at most one ordered delivery plus the free one: {leased:?}"
+        );
+        for lease in &leased {
+            let event = store.load_event(&lease.inbox_id).await.unwrap().unwrap();
+            if let Some(version) = event.object_version {
+                delivered_versions.push(version);
+            }
+            assert!(store
+                .settle(lease, Settlement::Delivered, now)
+                .await
+                .unwrap());
+        }
+        now += 1;
+    }
+    assert_eq!(delivered_versions, vec![1, 2, 3]);
+}
+
+async fn versions_not_newer_than_delivered_are_skipped_stale(store: Arc<dyn Store>) {
+    inserted(&store, event_for_target("v3", Some(("obj", 3)))).await;
+    let leased = store.lease(lease_params("w", 1_000)).await.unwrap();
+    assert!(store
+        .settle(&leased[0], Settlement::Delivered, 1_000)
+        .await
+        .unwrap());
+    inserted(&store, event_for_target("v1", Some(("obj", 1)))).await;
+    inserted(&store, event_for_target("v2", Some(("obj", 2)))).await;
+    inserted(&store, event_for_target("v3b", Some(("obj", 3)))).await;
+    assert!(
+        store
+            .lease(lease_params("w", 1_001))
+            .await
+            .unwrap()
+            .is_empty(),
+        "1, 2 and another 3 are all stale"
+    );
+    let stats = store.stats().await.unwrap();
+    assert_eq!(
+        stats.by_status.get("PROCESSED"),
+        Some(&4),
+        "stale events are processed no-ops"
+    );
+    inserted(&store, event_for_target("v4", Some(("obj", 4)))).await;
+    assert_eq!(
+        store.lease(lease_params("w", 1_002)).await.unwrap().len(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn sqlite_delivered_event_becomes_processed() {
+    let (_dir, store) = sqlite();
+    delivered_event_becomes_processed(store).await;
+}
+
+#[tokio::test]
+async fn sqlite_retries_wait_and_dead_fails_then_replay_delivers() {
+    let (_dir, store) = sqlite();
+    retries_wait_and_dead_fails_then_replay_delivers(store).await;
+}
+
+#[tokio::test]
+async fn sqlite_expired_leases_are_reclaimed() {
+    let (_dir, store) = sqlite();
+    expired_leases_are_reclaimed_and_the_old_owner_cannot_settle(store).await;
+}
+
+#[tokio::test]
+async fn sqlite_one_object_in_version_order() {
+    let (_dir, store) = sqlite();
+    one_object_goes_out_one_version_at_a_time_in_order(store).await;
+}
+
+#[tokio::test]
+async fn sqlite_stale_versions_are_skipped() {
+    let (_dir, store) = sqlite();
+    versions_not_newer_than_delivered_are_skipped_stale(store).await;
 }

@@ -113,6 +113,11 @@ impl Endpoint {
         })
     }
 
+    /// The names of the endpoint's delivery targets (one delivery row each per event).
+    pub fn target_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Takes one request from the rate limit; `Err` carries the seconds to wait.
     pub fn check_rate(&self) -> Result<(), u64> {
         let Some(limiter) = &self.rate_limiter else {

@@ -1,129 +1,137 @@
-//! The writer thread: it owns the one write connection and commits every
-//! request waiting in its queue in one transaction (group commit). Each
+//! The writer thread: it owns the one write connection and applies every
+//! operation waiting in its queue in one transaction (group commit). Each
 //! caller is answered only after the COMMIT of its batch returned, so a 2xx
 //! never precedes the fsync that makes the event survive a crash.
 //!
-//! If anything in a batch fails, the whole transaction rolls back and every
-//! caller in it gets `Unavailable` (a retryable 503): the provider sends again
-//! and nothing half-written is ever acknowledged.
+//! Each operation runs in its own SAVEPOINT: one that fails is rolled back
+//! alone and its caller gets the error, the others still commit. If the
+//! COMMIT itself fails, every caller of the batch gets `Unavailable` (a
+//! retryable 503): nothing half-written is ever acknowledged.
 
 use std::sync::mpsc::{Receiver, TryRecvError};
 
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{Connection, TransactionBehavior};
 use tokio::sync::oneshot;
 
-use crate::{AcceptOutcome, NewEvent, StoreError};
+use crate::StoreError;
 
-/// One caller waiting for its event to be committed.
-pub(crate) struct WriteRequest {
-    pub event: NewEvent,
-    pub reply: oneshot::Sender<Result<AcceptOutcome, StoreError>>,
+/// One unit of work for the writer.
+pub(crate) trait WriteOp: Send {
+    /// Payload bytes this op writes, to bound a batch's size.
+    fn weight(&self) -> usize;
+    /// Runs inside the batch transaction (within its own savepoint).
+    fn apply(&mut self, conn: &Connection) -> Result<(), rusqlite::Error>;
+    /// Answers the caller once the batch's fate is known.
+    fn finish(self: Box<Self>, outcome: Result<(), StoreError>);
+}
+
+/// A write op built from a closure; its result is sent after the commit.
+pub(crate) struct TxOp<T, F> {
+    weight: usize,
+    work: F,
+    result: Option<Result<T, StoreError>>,
+    reply: oneshot::Sender<Result<T, StoreError>>,
+}
+
+impl<T, F> TxOp<T, F>
+where
+    T: Send + 'static,
+    F: FnMut(&Connection) -> Result<T, rusqlite::Error> + Send + 'static,
+{
+    pub(crate) fn new(
+        weight: usize,
+        work: F,
+    ) -> (Box<dyn WriteOp>, oneshot::Receiver<Result<T, StoreError>>) {
+        let (reply, answer) = oneshot::channel();
+        let op = TxOp {
+            weight,
+            work,
+            result: None,
+            reply,
+        };
+        (Box::new(op), answer)
+    }
+}
+
+impl<T, F> WriteOp for TxOp<T, F>
+where
+    T: Send + 'static,
+    F: FnMut(&Connection) -> Result<T, rusqlite::Error> + Send + 'static,
+{
+    fn weight(&self) -> usize {
+        self.weight
+    }
+
+    fn apply(&mut self, conn: &Connection) -> Result<(), rusqlite::Error> {
+        match (self.work)(conn) {
+            Ok(value) => {
+                self.result = Some(Ok(value));
+                Ok(())
+            }
+            Err(error) => {
+                self.result = Some(Err(StoreError::Unavailable(error.to_string())));
+                Err(error)
+            }
+        }
+    }
+
+    fn finish(self: Box<Self>, outcome: Result<(), StoreError>) {
+        let answer = match (outcome, self.result) {
+            (Err(commit_error), _) => Err(commit_error),
+            (Ok(()), Some(result)) => result,
+            (Ok(()), None) => Err(StoreError::Unavailable("operation was not applied".into())),
+        };
+        // A caller that went away (client disconnected) is fine: what was
+        // committed stays committed and a retry finds it.
+        let _ = self.reply.send(answer);
+    }
 }
 
 /// Limits on one group commit.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct BatchLimits {
-    pub max_events: usize,
+    pub max_ops: usize,
     pub max_bytes: usize,
 }
 
-const INSERT_SQL: &str = "
-    INSERT INTO inbox (
-        id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
-        provider_created_at, received_at_ms, content_type, payload, payload_sha256,
-        audit_headers, matched_secret_version
-    ) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
-    ON CONFLICT (endpoint_id, provider_event_id) DO NOTHING
-    RETURNING id";
-
-const LOOKUP_SQL: &str =
-    "SELECT id, payload_sha256 FROM inbox WHERE endpoint_id = ?1 AND provider_event_id = ?2";
-
 /// Runs until every sender is dropped, then returns after the last batch.
-pub(crate) fn run(mut conn: Connection, queue: Receiver<WriteRequest>, limits: BatchLimits) {
+pub(crate) fn run(mut conn: Connection, queue: Receiver<Box<dyn WriteOp>>, limits: BatchLimits) {
     while let Ok(first) = queue.recv() {
-        let mut bytes = first.event.payload.len();
+        let mut bytes = first.weight();
         let mut batch = vec![first];
-        while batch.len() < limits.max_events && bytes < limits.max_bytes {
+        while batch.len() < limits.max_ops && bytes < limits.max_bytes {
             match queue.try_recv() {
                 Ok(next) => {
-                    bytes += next.event.payload.len();
+                    bytes += next.weight();
                     batch.push(next);
                 }
                 Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
             }
         }
-        match commit(&mut conn, &batch) {
-            Ok(outcomes) => {
-                for (request, outcome) in batch.into_iter().zip(outcomes) {
-                    // A caller that went away (client disconnected) is fine:
-                    // its event is committed and a retry will be a duplicate.
-                    let _ = request.reply.send(Ok(outcome));
+        match commit(&mut conn, &mut batch) {
+            Ok(()) => {
+                for op in batch {
+                    op.finish(Ok(()));
                 }
             }
             Err(error) => {
-                tracing::error!(message = "Group commit failed; batch rolled back.", %error, events = batch.len());
-                for request in batch {
-                    let _ = request
-                        .reply
-                        .send(Err(StoreError::Unavailable(error.to_string())));
+                tracing::error!(message = "Group commit failed; batch rolled back.", %error, ops = batch.len());
+                for op in batch {
+                    op.finish(Err(StoreError::Unavailable(error.to_string())));
                 }
             }
         }
     }
 }
 
-fn commit(
-    conn: &mut Connection,
-    batch: &[WriteRequest],
-) -> Result<Vec<AcceptOutcome>, rusqlite::Error> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let mut outcomes = Vec::with_capacity(batch.len());
-    {
-        let mut insert = tx.prepare_cached(INSERT_SQL)?;
-        let mut lookup = tx.prepare_cached(LOOKUP_SQL)?;
-        for WriteRequest { event, .. } in batch {
-            let id = uuid::Uuid::now_v7().to_string();
-            let audit_headers =
-                serde_json::to_string(&event.audit_headers).unwrap_or_else(|_| "[]".to_owned());
-            let inserted: Option<String> = insert
-                .query_row(
-                    params![
-                        id,
-                        event.endpoint_id,
-                        event.provider,
-                        event.provider_event_id,
-                        event.event_type,
-                        event.object_id,
-                        event.object_version,
-                        event.provider_created_at,
-                        event.received_at_ms,
-                        event.content_type,
-                        event.payload.as_ref(),
-                        event.fingerprint.as_bytes(),
-                        audit_headers,
-                        event.matched_secret_version,
-                    ],
-                    |row| row.get(0),
-                )
-                .optional()?;
-            let outcome = match inserted {
-                Some(id) => AcceptOutcome::Inserted { id },
-                None => {
-                    let (id, fingerprint): (String, Vec<u8>) = lookup
-                        .query_row(params![event.endpoint_id, event.provider_event_id], |row| {
-                            Ok((row.get(0)?, row.get(1)?))
-                        })?;
-                    if fingerprint == event.fingerprint.as_bytes() {
-                        AcceptOutcome::Duplicate { id }
-                    } else {
-                        AcceptOutcome::Conflict { id }
-                    }
-                }
-            };
-            outcomes.push(outcome);
+fn commit(conn: &mut Connection, batch: &mut [Box<dyn WriteOp>]) -> Result<(), rusqlite::Error> {
+    let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    for op in batch.iter_mut() {
+        let savepoint = tx.savepoint()?;
+        // On error the savepoint rolls back when dropped; the op keeps its error.
+        if op.apply(&savepoint).is_ok() {
+            savepoint.commit()?;
         }
     }
-    tx.commit()?;
-    Ok(outcomes)
+    tx.commit()
 }

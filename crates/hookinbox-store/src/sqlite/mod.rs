@@ -1,8 +1,10 @@
 //! The embedded SQLite store: WAL with `synchronous=FULL`, one writer thread
 //! doing group commit, readers on their own connections.
 
+mod accept;
 mod checkpointer;
 mod group_commit;
+mod outbox;
 mod reader;
 mod schema;
 
@@ -14,13 +16,15 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use rusqlite::Connection;
-use tokio::sync::oneshot;
 
 pub use reader::SqliteReader;
 pub use schema::CURRENT_VERSION as SCHEMA_VERSION;
 
-use crate::{AcceptOutcome, NewEvent, Stats, Store, StoreError};
-use group_commit::{BatchLimits, WriteRequest};
+use crate::{
+    AcceptOutcome, LeaseParams, LeasedDelivery, NewEvent, ReplaySelector, Settlement, Stats, Store,
+    StoreError, StoredEvent,
+};
+use group_commit::{BatchLimits, TxOp, WriteOp};
 
 /// Tuning of the SQLite store.
 #[derive(Debug, Clone)]
@@ -54,7 +58,7 @@ impl SqliteOptions {
 
 /// The SQLite implementation of [`Store`].
 pub struct SqliteStore {
-    queue: Option<SyncSender<WriteRequest>>,
+    queue: Option<SyncSender<Box<dyn WriteOp>>>,
     writer: Option<JoinHandle<()>>,
     stop_checkpointer: Option<mpsc::Sender<()>>,
     checkpointer: Option<JoinHandle<()>>,
@@ -104,7 +108,7 @@ impl SqliteStore {
         let reader = Arc::new(SqliteReader::open(&options.path)?);
         let (queue, requests) = mpsc::sync_channel(options.queue_capacity);
         let limits = BatchLimits {
-            max_events: options.max_batch_events.max(1),
+            max_ops: options.max_batch_events.max(1),
             max_bytes: options.max_batch_bytes,
         };
         let writer = std::thread::Builder::new()
@@ -132,12 +136,16 @@ impl SqliteStore {
     }
 }
 
-#[async_trait]
-impl Store for SqliteStore {
-    async fn accept(&self, event: NewEvent) -> Result<AcceptOutcome, StoreError> {
+impl SqliteStore {
+    /// Queues one write op and waits for its batch to commit.
+    async fn write<T: Send + 'static>(
+        &self,
+        weight: usize,
+        work: impl FnMut(&Connection) -> Result<T, rusqlite::Error> + Send + 'static,
+    ) -> Result<T, StoreError> {
         let queue = self.queue.as_ref().ok_or(StoreError::Stopped)?;
-        let (reply, answer) = oneshot::channel();
-        match queue.try_send(WriteRequest { event, reply }) {
+        let (op, answer) = TxOp::new(weight, work);
+        match queue.try_send(op) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => return Err(StoreError::Overloaded),
             Err(TrySendError::Disconnected(_)) => return Err(StoreError::Stopped),
@@ -145,11 +153,70 @@ impl Store for SqliteStore {
         answer.await.map_err(|_| StoreError::Stopped)?
     }
 
-    async fn stats(&self) -> Result<Stats, StoreError> {
+    async fn read<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&SqliteReader) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
         let reader = Arc::clone(&self.reader);
-        tokio::task::spawn_blocking(move || reader.stats())
+        tokio::task::spawn_blocking(move || work(&reader))
             .await
             .map_err(|e| StoreError::Unavailable(e.to_string()))?
+    }
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn accept(&self, event: NewEvent) -> Result<AcceptOutcome, StoreError> {
+        let weight = event.payload.len();
+        self.write(weight, move |conn| accept::accept(conn, &event))
+            .await
+    }
+
+    async fn lease(&self, params: LeaseParams) -> Result<Vec<LeasedDelivery>, StoreError> {
+        self.write(0, move |conn| outbox::lease(conn, &params))
+            .await
+    }
+
+    async fn heartbeat(&self, lease: &LeasedDelivery, until_ms: i64) -> Result<bool, StoreError> {
+        let lease = lease.clone();
+        self.write(0, move |conn| outbox::heartbeat(conn, &lease, until_ms))
+            .await
+    }
+
+    async fn settle(
+        &self,
+        lease: &LeasedDelivery,
+        settlement: Settlement,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let lease = lease.clone();
+        self.write(0, move |conn| {
+            outbox::settle(conn, &lease, &settlement, now_ms)
+        })
+        .await
+    }
+
+    async fn reclaim_expired(&self, now_ms: i64) -> Result<u64, StoreError> {
+        self.write(0, move |conn| outbox::reclaim_expired(conn, now_ms))
+            .await
+    }
+
+    async fn replay(
+        &self,
+        selector: ReplaySelector,
+        now_ms: i64,
+    ) -> Result<Vec<String>, StoreError> {
+        self.write(0, move |conn| outbox::replay(conn, &selector, now_ms))
+            .await
+    }
+
+    async fn load_event(&self, inbox_id: &str) -> Result<Option<StoredEvent>, StoreError> {
+        let inbox_id = inbox_id.to_owned();
+        self.read(move |reader| reader.load_event(&inbox_id)).await
+    }
+
+    async fn stats(&self) -> Result<Stats, StoreError> {
+        self.read(|reader| reader.stats()).await
     }
 }
 

@@ -8,7 +8,13 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
-use crate::{Stats, StoreError};
+use bytes::Bytes;
+use rusqlite::{params, OptionalExtension};
+
+use crate::{
+    AttemptView, DeliveryView, EventDetail, EventFilter, EventSummary, Stats, StoreError,
+    StoredEvent,
+};
 
 /// A reader over an existing database file.
 pub struct SqliteReader {
@@ -75,4 +81,144 @@ impl SqliteReader {
             Ok(stats)
         })
     }
+
+    /// The event a delivery worker sends.
+    pub fn load_event(&self, inbox_id: &str) -> Result<Option<StoredEvent>, StoreError> {
+        self.with_conn(|conn| {
+            conn.prepare_cached(
+                "SELECT id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
+                        received_at_ms, content_type, payload
+                 FROM inbox WHERE id = ?1",
+            )?
+            .query_row(params![inbox_id], |row| {
+                Ok(StoredEvent {
+                    id: row.get(0)?,
+                    endpoint_id: row.get(1)?,
+                    provider: row.get(2)?,
+                    provider_event_id: row.get(3)?,
+                    event_type: row.get(4)?,
+                    object_id: row.get(5)?,
+                    object_version: row.get(6)?,
+                    received_at_ms: row.get(7)?,
+                    content_type: row.get(8)?,
+                    payload: row.get::<_, Option<Vec<u8>>>(9)?.map(Bytes::from),
+                })
+            })
+            .optional()
+        })
+    }
+
+    /// Events, newest first.
+    pub fn list_events(&self, filter: &EventFilter) -> Result<Vec<EventSummary>, StoreError> {
+        self.with_conn(|conn| {
+            let limit = if filter.limit == 0 { 100 } else { filter.limit } as i64;
+            let mut statement = conn.prepare_cached(
+                "SELECT id, endpoint_id, provider, provider_event_id, event_type, status, received_at_ms
+                 FROM inbox
+                 WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR endpoint_id = ?2)
+                 ORDER BY id DESC LIMIT ?3",
+            )?;
+            let rows = statement.query_map(
+                params![filter.status.map(|s| s.as_str()), filter.endpoint_id, limit],
+                summary_from_row,
+            )?;
+            rows.collect()
+        })
+    }
+
+    /// One event with its deliveries and their attempts; `payload` only when asked.
+    pub fn show_event(
+        &self,
+        inbox_id: &str,
+    ) -> Result<Option<(EventDetail, Option<Bytes>)>, StoreError> {
+        self.with_conn(|conn| {
+            let found = conn
+                .prepare_cached(
+                    "SELECT id, endpoint_id, provider, provider_event_id, event_type, status, received_at_ms,
+                            object_id, object_version, provider_created_at, content_type,
+                            matched_secret_version, payload_sha256, payload
+                     FROM inbox WHERE id = ?1",
+                )?
+                .query_row(params![inbox_id], |row| {
+                    let payload: Option<Vec<u8>> = row.get(13)?;
+                    let sha: Vec<u8> = row.get(12)?;
+                    Ok((
+                        EventDetail {
+                            summary: summary_from_row(row)?,
+                            object_id: row.get(7)?,
+                            object_version: row.get(8)?,
+                            provider_created_at: row.get(9)?,
+                            content_type: row.get(10)?,
+                            matched_secret_version: row.get(11)?,
+                            payload_sha256: sha.iter().map(|b| format!("{b:02x}")).collect(),
+                            payload_bytes: payload.as_ref().map(Vec::len),
+                            deliveries: Vec::new(),
+                        },
+                        payload.map(Bytes::from),
+                    ))
+                })
+                .optional()?;
+            let Some((mut detail, payload)) = found else {
+                return Ok(None);
+            };
+            let mut deliveries = conn.prepare_cached(
+                "SELECT id, target, generation, status, attempts, next_attempt_at_ms, last_error, delivered_at_ms
+                 FROM delivery WHERE inbox_id = ?1 ORDER BY generation, target",
+            )?;
+            let mut attempts = conn.prepare_cached(
+                "SELECT attempt, finished_at_ms, outcome, error FROM delivery_attempt
+                 WHERE delivery_id = ?1 ORDER BY attempt",
+            )?;
+            let rows: Vec<DeliveryView> = deliveries
+                .query_map(params![inbox_id], |row| {
+                    Ok(DeliveryView {
+                        id: row.get(0)?,
+                        target: row.get(1)?,
+                        generation: row.get(2)?,
+                        status: row.get(3)?,
+                        attempts: row.get(4)?,
+                        next_attempt_at_ms: row.get(5)?,
+                        last_error: row.get(6)?,
+                        delivered_at_ms: row.get(7)?,
+                        attempt_log: Vec::new(),
+                    })
+                })?
+                .collect::<Result<_, _>>()?;
+            for mut delivery in rows {
+                delivery.attempt_log = attempts
+                    .query_map(params![delivery.id], |row| {
+                        Ok(AttemptView {
+                            attempt: row.get(0)?,
+                            finished_at_ms: row.get(1)?,
+                            outcome: row.get(2)?,
+                            error: row.get(3)?,
+                        })
+                    })?
+                    .collect::<Result<_, _>>()?;
+                detail.deliveries.push(delivery);
+            }
+            Ok(Some((detail, payload)))
+        })
+    }
+
+    /// Delivery rows by status, for tests and operators.
+    pub fn delivery_counts(&self) -> Result<Vec<(String, String, i64)>, StoreError> {
+        self.with_conn(|conn| {
+            conn.prepare_cached("SELECT target, status, count(*) FROM delivery GROUP BY target, status ORDER BY 1, 2")?
+                .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+                .collect()
+        })
+    }
+}
+
+fn summary_from_row(row: &rusqlite::Row<'_>) -> Result<EventSummary, rusqlite::Error> {
+    Ok(EventSummary {
+        id: row.get(0)?,
+        endpoint_id: row.get(1)?,
+        provider: row.get(2)?,
+        provider_event_id: row.get(3)?,
+        event_type: row.get(4)?,
+        status: row.get(5)?,
+        received_at_ms: row.get(6)?,
+    })
 }

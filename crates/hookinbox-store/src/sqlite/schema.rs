@@ -29,6 +29,51 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX inbox_status_received ON inbox (status, received_at_ms);
     "#,
+    // 2: the outbox, its attempt log, and the last delivered version per object.
+    r#"
+    CREATE TABLE delivery (
+        id                 INTEGER PRIMARY KEY,
+        inbox_id           TEXT NOT NULL REFERENCES inbox (id),
+        endpoint_id        TEXT NOT NULL,
+        target             TEXT NOT NULL,
+        generation         INTEGER NOT NULL,          -- 0 at acceptance, +1 per replay
+        status             TEXT NOT NULL
+                           CHECK (status IN ('PENDING', 'LEASED', 'DELIVERED', 'SKIPPED_STALE', 'DEAD')),
+        attempts           INTEGER NOT NULL,
+        next_attempt_at_ms INTEGER NOT NULL,
+        lease_owner        TEXT,
+        lease_until_ms     INTEGER,
+        last_error         TEXT,                      -- masked: never a response body or a secret
+        ordering_key       TEXT,                      -- the object id, when the event has an id and a version
+        object_version     INTEGER,
+        created_at_ms      INTEGER NOT NULL,
+        delivered_at_ms    INTEGER,
+        UNIQUE (inbox_id, target, generation)
+    );
+    CREATE INDEX delivery_due ON delivery (endpoint_id, target, status, next_attempt_at_ms);
+    CREATE INDEX delivery_ordering ON delivery (endpoint_id, target, ordering_key, status)
+        WHERE ordering_key IS NOT NULL;
+    CREATE INDEX delivery_inbox ON delivery (inbox_id);
+    CREATE INDEX delivery_leased ON delivery (lease_until_ms) WHERE status = 'LEASED';
+
+    CREATE TABLE delivery_attempt (
+        id             INTEGER PRIMARY KEY,
+        delivery_id    INTEGER NOT NULL REFERENCES delivery (id),
+        attempt        INTEGER NOT NULL,
+        finished_at_ms INTEGER NOT NULL,
+        outcome        TEXT NOT NULL,                 -- DELIVERED, PENDING (will retry) or DEAD
+        error          TEXT
+    );
+    CREATE INDEX delivery_attempt_delivery ON delivery_attempt (delivery_id);
+
+    CREATE TABLE object_version (
+        endpoint_id  TEXT NOT NULL,
+        target       TEXT NOT NULL,
+        object_id    TEXT NOT NULL,
+        last_version INTEGER NOT NULL,
+        PRIMARY KEY (endpoint_id, target, object_id)
+    );
+    "#,
 ];
 
 /// The schema version this build writes.

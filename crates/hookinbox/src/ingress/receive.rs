@@ -107,6 +107,7 @@ async fn pipeline(
         fingerprint,
         audit_headers: audit_headers(&headers),
         matched_secret_version,
+        targets: endpoint.target_names(),
     };
     match state.store.accept(event).await {
         Ok(AcceptOutcome::Inserted { id }) => Ok(Acceptance::Accepted {

@@ -1,0 +1,99 @@
+//! The outbox: one delivery row per (event, target), inserted in the same
+//! transaction as the inbox row, moved by workers through leases.
+
+/// The state of a delivery row. Every transition is a guarded UPDATE
+/// (`… WHERE status = 'LEASED' AND lease_owner = ?`), so a worker whose lease
+/// was reclaimed cannot overwrite the newer owner's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DeliveryStatus {
+    /// Waiting for `next_attempt_at`. A worker's lease moves it to `Leased`.
+    Pending,
+    /// A worker holds it until `lease_until`. The worker moves it to
+    /// `Delivered`, back to `Pending` (retry) or to `Dead`; the lease rescuer
+    /// moves it back to `Pending` when the lease expires (crashed worker).
+    Leased,
+    /// The target accepted it. Terminal.
+    Delivered,
+    /// Its object version was not newer than the last one delivered to this
+    /// target: a processed no-op. Terminal.
+    SkippedStale,
+    /// The retry budget is spent. Terminal until an operator replays the event
+    /// (which adds a new delivery row).
+    Dead,
+}
+
+impl DeliveryStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryStatus::Pending => "PENDING",
+            DeliveryStatus::Leased => "LEASED",
+            DeliveryStatus::Delivered => "DELIVERED",
+            DeliveryStatus::SkippedStale => "SKIPPED_STALE",
+            DeliveryStatus::Dead => "DEAD",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<DeliveryStatus> {
+        match text {
+            "PENDING" => Some(DeliveryStatus::Pending),
+            "LEASED" => Some(DeliveryStatus::Leased),
+            "DELIVERED" => Some(DeliveryStatus::Delivered),
+            "SKIPPED_STALE" => Some(DeliveryStatus::SkippedStale),
+            "DEAD" => Some(DeliveryStatus::Dead),
+            _ => None,
+        }
+    }
+}
+
+/// What to lease.
+#[derive(Debug, Clone)]
+pub struct LeaseParams {
+    pub endpoint_id: String,
+    pub target: String,
+    /// Identifies this worker; the lease is only honoured for this owner.
+    pub owner: String,
+    pub max: usize,
+    pub now_ms: i64,
+    pub lease_ms: i64,
+}
+
+/// A delivery this worker now holds. `inbox_id` is the idempotency key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeasedDelivery {
+    pub delivery_id: i64,
+    pub inbox_id: String,
+    pub endpoint_id: String,
+    pub target: String,
+    pub owner: String,
+    /// Attempts made before this one.
+    pub attempts: u32,
+    /// When the delivery row was created (first attempt's budget starts here).
+    pub created_at_ms: i64,
+    pub lease_until_ms: i64,
+}
+
+/// How a leased delivery ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Settlement {
+    /// The target accepted it.
+    Delivered,
+    /// Try again at `next_attempt_at_ms`; `error` is already masked.
+    Retry {
+        next_attempt_at_ms: i64,
+        error: String,
+    },
+    /// Give up; `error` is already masked.
+    Dead { error: String },
+}
+
+/// Which events to replay.
+#[derive(Debug, Clone)]
+pub enum ReplaySelector {
+    One {
+        inbox_id: String,
+    },
+    /// Every FAILED event received at or after `since_ms` (all when `None`).
+    Failed {
+        since_ms: Option<i64>,
+    },
+}

@@ -1,0 +1,86 @@
+//! Accepting one event: the atomic insert under UNIQUE(endpoint_id,
+//! provider_event_id) and, for a new row, one delivery row per target (the
+//! outbox) — in the same transaction, never read-then-write.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::{AcceptOutcome, NewEvent};
+
+const INSERT_INBOX: &str = "
+    INSERT INTO inbox (
+        id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
+        provider_created_at, received_at_ms, content_type, payload, payload_sha256,
+        audit_headers, matched_secret_version
+    ) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+    ON CONFLICT (endpoint_id, provider_event_id) DO NOTHING
+    RETURNING id";
+
+const LOOKUP_INBOX: &str =
+    "SELECT id, payload_sha256 FROM inbox WHERE endpoint_id = ?1 AND provider_event_id = ?2";
+
+const INSERT_DELIVERY: &str = "
+    INSERT INTO delivery (
+        inbox_id, endpoint_id, target, generation, status, attempts, next_attempt_at_ms,
+        ordering_key, object_version, created_at_ms
+    ) VALUES (?1, ?2, ?3, 0, 'PENDING', 0, ?4, ?5, ?6, ?4)";
+
+/// Inserts the event and its deliveries, or reports what already holds its id.
+pub(crate) fn accept(
+    conn: &Connection,
+    event: &NewEvent,
+) -> Result<AcceptOutcome, rusqlite::Error> {
+    let id = uuid::Uuid::now_v7().to_string();
+    let audit_headers =
+        serde_json::to_string(&event.audit_headers).unwrap_or_else(|_| "[]".to_owned());
+    let inserted: Option<String> = conn
+        .prepare_cached(INSERT_INBOX)?
+        .query_row(
+            params![
+                id,
+                event.endpoint_id,
+                event.provider,
+                event.provider_event_id,
+                event.event_type,
+                event.object_id,
+                event.object_version,
+                event.provider_created_at,
+                event.received_at_ms,
+                event.content_type,
+                event.payload.as_ref(),
+                event.fingerprint.as_bytes(),
+                audit_headers,
+                event.matched_secret_version,
+            ],
+            |row| row.get(0),
+        )
+        .optional()?;
+    let Some(id) = inserted else {
+        let (id, fingerprint): (String, Vec<u8>) = conn
+            .prepare_cached(LOOKUP_INBOX)?
+            .query_row(params![event.endpoint_id, event.provider_event_id], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })?;
+        return Ok(if fingerprint == event.fingerprint.as_bytes() {
+            AcceptOutcome::Duplicate { id }
+        } else {
+            AcceptOutcome::Conflict { id }
+        });
+    };
+    // Ordering needs both an object id and a version to order by.
+    let (ordering_key, object_version) = match (&event.object_id, event.object_version) {
+        (Some(object_id), Some(version)) => (Some(object_id.as_str()), Some(version)),
+        _ => (None, None),
+    };
+    let mut insert_delivery = conn.prepare_cached(INSERT_DELIVERY)?;
+    for target in &event.targets {
+        insert_delivery.execute(params![
+            id,
+            event.endpoint_id,
+            target,
+            event.received_at_ms,
+            ordering_key,
+            object_version
+        ])?;
+    }
+    Ok(AcceptOutcome::Inserted { id })
+}

@@ -1,0 +1,248 @@
+//! The outbox state machine in SQL: leasing due deliveries (one at a time
+//! per ordered object, in version order), heartbeats, settling, reclaiming
+//! expired leases and replays. Every transition is a guarded UPDATE; each
+//! function runs inside the writer's transaction.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::{LeaseParams, LeasedDelivery, ReplaySelector, Settlement};
+
+/// Due, pending deliveries of one target that may go now: unordered ones,
+/// and for an ordered object only the lowest pending version, and only when
+/// no other delivery of that object is in flight.
+const SELECT_DUE: &str = "
+    SELECT d.id, d.inbox_id, d.attempts, d.created_at_ms, d.ordering_key, d.object_version
+    FROM delivery d
+    WHERE d.endpoint_id = ?1 AND d.target = ?2 AND d.status = 'PENDING' AND d.next_attempt_at_ms <= ?3
+      AND (d.ordering_key IS NULL OR NOT EXISTS (
+            SELECT 1 FROM delivery o
+            WHERE o.endpoint_id = d.endpoint_id AND o.target = d.target
+              AND o.ordering_key = d.ordering_key AND o.id <> d.id
+              AND (o.status = 'LEASED'
+                   OR (o.status = 'PENDING'
+                       AND (o.object_version < d.object_version
+                            OR (o.object_version = d.object_version AND o.id < d.id))))))
+    ORDER BY d.next_attempt_at_ms, d.id
+    LIMIT ?4";
+
+const LAST_DELIVERED_VERSION: &str =
+    "SELECT last_version FROM object_version WHERE endpoint_id = ?1 AND target = ?2 AND object_id = ?3";
+
+/// Leases up to `params.max` due deliveries. Ordered deliveries whose
+/// version is not newer than the last one delivered are settled as
+/// SKIPPED_STALE on the way and not returned.
+pub(crate) fn lease(
+    conn: &Connection,
+    params: &LeaseParams,
+) -> Result<Vec<LeasedDelivery>, rusqlite::Error> {
+    let mut leased = Vec::new();
+    // Stale skips free the object for its next version, so look again until
+    // a round skips nothing (bounded: each round settles at least one row).
+    loop {
+        let candidates: Vec<(i64, String, u32, i64, Option<String>, Option<i64>)> = conn
+            .prepare_cached(SELECT_DUE)?
+            .query_map(
+                params![
+                    params.endpoint_id,
+                    params.target,
+                    params.now_ms,
+                    (params.max - leased.len()) as i64
+                ],
+                |row| {
+                    Ok((
+                        row.get(0)?,
+                        row.get(1)?,
+                        row.get(2)?,
+                        row.get(3)?,
+                        row.get(4)?,
+                        row.get(5)?,
+                    ))
+                },
+            )?
+            .collect::<Result<_, _>>()?;
+        let mut skipped = false;
+        for (delivery_id, inbox_id, attempts, created_at_ms, ordering_key, version) in candidates {
+            if let (Some(object_id), Some(version)) = (&ordering_key, version) {
+                let last: Option<i64> = conn
+                    .prepare_cached(LAST_DELIVERED_VERSION)?
+                    .query_row(
+                        params![params.endpoint_id, params.target, object_id],
+                        |row| row.get(0),
+                    )
+                    .optional()?;
+                if last.is_some_and(|last| version <= last) {
+                    conn.prepare_cached(
+                        "UPDATE delivery SET status = 'SKIPPED_STALE', last_error = 'stale: a newer version was delivered'
+                         WHERE id = ?1 AND status = 'PENDING'",
+                    )?
+                    .execute(params![delivery_id])?;
+                    finish_inbox(conn, &inbox_id)?;
+                    skipped = true;
+                    continue;
+                }
+            }
+            let lease_until_ms = params.now_ms + params.lease_ms;
+            let changed = conn
+                .prepare_cached(
+                    "UPDATE delivery SET status = 'LEASED', lease_owner = ?2, lease_until_ms = ?3
+                     WHERE id = ?1 AND status = 'PENDING'",
+                )?
+                .execute(params![delivery_id, params.owner, lease_until_ms])?;
+            if changed == 1 {
+                leased.push(LeasedDelivery {
+                    delivery_id,
+                    inbox_id,
+                    endpoint_id: params.endpoint_id.clone(),
+                    target: params.target.clone(),
+                    owner: params.owner.clone(),
+                    attempts,
+                    created_at_ms,
+                    lease_until_ms,
+                });
+            }
+        }
+        if !skipped || leased.len() >= params.max {
+            return Ok(leased);
+        }
+    }
+}
+
+/// Extends a lease; `false` when the lease is no longer this owner's.
+pub(crate) fn heartbeat(
+    conn: &Connection,
+    lease: &LeasedDelivery,
+    until_ms: i64,
+) -> Result<bool, rusqlite::Error> {
+    let changed = conn
+        .prepare_cached(
+            "UPDATE delivery SET lease_until_ms = ?3 WHERE id = ?1 AND status = 'LEASED' AND lease_owner = ?2",
+        )?
+        .execute(params![lease.delivery_id, lease.owner, until_ms])?;
+    Ok(changed == 1)
+}
+
+/// Records the outcome of an attempt; `false` when the lease was lost (the
+/// row was reclaimed and may be with another worker), in which case nothing
+/// changes.
+pub(crate) fn settle(
+    conn: &Connection,
+    lease: &LeasedDelivery,
+    settlement: &Settlement,
+    now_ms: i64,
+) -> Result<bool, rusqlite::Error> {
+    let (status, next_attempt_at_ms, error, delivered_at_ms) = match settlement {
+        Settlement::Delivered => ("DELIVERED", now_ms, None, Some(now_ms)),
+        Settlement::Retry {
+            next_attempt_at_ms,
+            error,
+        } => ("PENDING", *next_attempt_at_ms, Some(error.as_str()), None),
+        Settlement::Dead { error } => ("DEAD", now_ms, Some(error.as_str()), None),
+    };
+    let changed = conn
+        .prepare_cached(
+            "UPDATE delivery
+             SET status = ?3, attempts = attempts + 1, next_attempt_at_ms = ?4,
+                 last_error = coalesce(?5, last_error), delivered_at_ms = ?6,
+                 lease_owner = NULL, lease_until_ms = NULL
+             WHERE id = ?1 AND status = 'LEASED' AND lease_owner = ?2",
+        )?
+        .execute(params![
+            lease.delivery_id,
+            lease.owner,
+            status,
+            next_attempt_at_ms,
+            error,
+            delivered_at_ms
+        ])?;
+    if changed == 0 {
+        return Ok(false);
+    }
+    conn.prepare_cached(
+        "INSERT INTO delivery_attempt (delivery_id, attempt, finished_at_ms, outcome, error)
+         SELECT id, attempts, ?2, ?3, ?4 FROM delivery WHERE id = ?1",
+    )?
+    .execute(params![lease.delivery_id, now_ms, status, error])?;
+    if matches!(settlement, Settlement::Delivered) {
+        conn.prepare_cached(
+            "INSERT INTO object_version (endpoint_id, target, object_id, last_version)
+             SELECT endpoint_id, target, ordering_key, object_version FROM delivery
+             WHERE id = ?1 AND ordering_key IS NOT NULL AND object_version IS NOT NULL
+             ON CONFLICT (endpoint_id, target, object_id)
+             DO UPDATE SET last_version = max(last_version, excluded.last_version)",
+        )?
+        .execute(params![lease.delivery_id])?;
+    }
+    finish_inbox(conn, &lease.inbox_id)?;
+    Ok(true)
+}
+
+/// Moves an inbox row to PROCESSED or FAILED once none of its deliveries is
+/// pending or in flight; FAILED when the latest generation has a dead one.
+fn finish_inbox(conn: &Connection, inbox_id: &str) -> Result<(), rusqlite::Error> {
+    conn.prepare_cached(
+        "UPDATE inbox SET status = CASE WHEN EXISTS (
+                SELECT 1 FROM delivery WHERE inbox_id = ?1 AND status = 'DEAD'
+                  AND generation = (SELECT max(generation) FROM delivery WHERE inbox_id = ?1))
+             THEN 'FAILED' ELSE 'PROCESSED' END
+         WHERE id = ?1 AND status = 'ACCEPTED'
+           AND NOT EXISTS (SELECT 1 FROM delivery WHERE inbox_id = ?1 AND status IN ('PENDING', 'LEASED'))",
+    )?
+    .execute(params![inbox_id])?;
+    Ok(())
+}
+
+/// Returns expired leases to PENDING (their worker crashed or stalled).
+pub(crate) fn reclaim_expired(conn: &Connection, now_ms: i64) -> Result<u64, rusqlite::Error> {
+    let changed = conn
+        .prepare_cached(
+            "UPDATE delivery SET status = 'PENDING', lease_owner = NULL, lease_until_ms = NULL
+             WHERE status = 'LEASED' AND lease_until_ms < ?1",
+        )?
+        .execute(params![now_ms])?;
+    Ok(changed as u64)
+}
+
+/// Adds a new generation of deliveries (same targets, same inbox id — so the
+/// same idempotency key) for each selected event and makes it ACCEPTED again.
+/// Events with a delivery still pending or in flight are left alone.
+pub(crate) fn replay(
+    conn: &Connection,
+    selector: &ReplaySelector,
+    now_ms: i64,
+) -> Result<Vec<String>, rusqlite::Error> {
+    let ids: Vec<String> = match selector {
+        ReplaySelector::One { inbox_id } => vec![inbox_id.clone()],
+        ReplaySelector::Failed { since_ms } => conn
+            .prepare_cached(
+                "SELECT id FROM inbox WHERE status = 'FAILED' AND received_at_ms >= ?1 ORDER BY id",
+            )?
+            .query_map(params![since_ms.unwrap_or(i64::MIN)], |row| row.get(0))?
+            .collect::<Result<_, _>>()?,
+    };
+    let mut replayed = Vec::new();
+    for inbox_id in ids {
+        let busy: bool = conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM delivery WHERE inbox_id = ?1 AND status IN ('PENDING', 'LEASED'))",
+            )?
+            .query_row(params![inbox_id], |row| row.get(0))?;
+        if busy {
+            continue;
+        }
+        let added = conn
+            .prepare_cached(
+                "INSERT INTO delivery (inbox_id, endpoint_id, target, generation, status, attempts,
+                                       next_attempt_at_ms, ordering_key, object_version, created_at_ms)
+                 SELECT inbox_id, endpoint_id, target, generation + 1, 'PENDING', 0, ?2, ordering_key, object_version, ?2
+                 FROM delivery
+                 WHERE inbox_id = ?1 AND generation = (SELECT max(generation) FROM delivery WHERE inbox_id = ?1)",
+            )?
+            .execute(params![inbox_id, now_ms])?;
+        if added > 0 {
+            conn.prepare_cached("UPDATE inbox SET status = 'ACCEPTED' WHERE id = ?1")?
+                .execute(params![inbox_id])?;
+            replayed.push(inbox_id);
+        }
+    }
+    Ok(replayed)
+}
