@@ -30,6 +30,19 @@ pub enum Command {
         /// address is printed on stdout).
         #[arg(long)]
         listen: Option<std::net::SocketAddr>,
+        /// Run ingress only; deliveries are left to `hookinbox work`.
+        #[arg(long)]
+        no_workers: bool,
+    },
+    /// Deliver accepted events to their targets (no ingress).
+    Work {
+        #[arg(long)]
+        config: PathBuf,
+    },
+    /// Inspect and replay events.
+    Events {
+        #[command(subcommand)]
+        command: EventsCommand,
     },
     /// Check one captured request offline, exactly as `serve` would.
     Verify {
@@ -56,6 +69,52 @@ pub enum Command {
         #[arg(long)]
         config: PathBuf,
         /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EventsCommand {
+    /// List events, newest first.
+    List {
+        #[arg(long)]
+        config: PathBuf,
+        /// accepted, processed or failed.
+        #[arg(long)]
+        status: Option<String>,
+        #[arg(long)]
+        endpoint: Option<String>,
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// One event: metadata, deliveries, attempts, last error.
+    Show {
+        #[arg(long)]
+        config: PathBuf,
+        /// The inbox id.
+        id: String,
+        /// Include the raw payload (base64 in JSON, raw bytes otherwise).
+        #[arg(long)]
+        payload: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Deliver events again: new deliveries with the same idempotency key.
+    Replay {
+        #[arg(long)]
+        config: PathBuf,
+        /// The inbox id to replay.
+        #[arg(required_unless_present = "status", conflicts_with = "status")]
+        id: Option<String>,
+        /// Replay every event with this status (only `failed`).
+        #[arg(long)]
+        status: Option<String>,
+        /// With --status: only events received at or after this time (unix seconds).
+        #[arg(long)]
+        since: Option<i64>,
         #[arg(long)]
         json: bool,
     },

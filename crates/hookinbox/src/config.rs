@@ -151,6 +151,95 @@ pub struct EndpointConfig {
     pub secrets: Vec<SecretConfig>,
     /// The scheme of a `provider = "generic_hmac"` endpoint.
     pub generic_hmac: Option<hookinbox_verify::providers::generic_hmac::GenericHmacSettings>,
+    /// JSON pointer to the object id in the body, for per-object ordering
+    /// (overrides what the provider adapter reads).
+    pub object_id: Option<String>,
+    /// JSON pointer to a version of that object that only grows (an integer,
+    /// or a string of digits); required with `object_id` for ordering.
+    pub object_version: Option<String>,
+    /// Where accepted events are delivered; one delivery row per target per event.
+    #[serde(rename = "target", default)]
+    pub targets: Vec<TargetConfig>,
+}
+
+/// One delivery target of an endpoint.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetConfig {
+    /// Unique within the endpoint; recorded on every delivery row.
+    pub name: String,
+    /// The kind of target. Only `http` can be configured in a file; library
+    /// users register `handler` targets in code.
+    pub kind: TargetKind,
+    /// `http`: the internal URL the raw body is POSTed to.
+    pub url: Option<String>,
+    /// `http`: per-attempt timeout in milliseconds.
+    #[serde(default = "default_target_timeout_ms")]
+    pub timeout_ms: u64,
+    /// Most attempts before the delivery is dead.
+    #[serde(default = "default_max_attempts")]
+    pub max_attempts: u32,
+    /// Oldest a delivery may get before it is dead (`"3d"`, `"12h"`, `"30m"`, `"45s"`).
+    #[serde(default = "default_max_age")]
+    pub max_age: String,
+    /// Deliveries to this target in flight at once.
+    #[serde(default = "default_concurrency")]
+    pub concurrency: usize,
+    /// First retry delay cap in milliseconds; the cap doubles per attempt (full jitter).
+    #[serde(default = "default_retry_base_ms")]
+    pub retry_base_ms: u64,
+    /// Largest delay between two attempts, in milliseconds.
+    #[serde(default = "default_retry_cap_ms")]
+    pub retry_cap_ms: u64,
+    /// `http`: the Standard Webhooks secret (`whsec_…`) the internal app verifies with.
+    pub secret: Option<String>,
+    /// `http`: the secret from an environment variable.
+    pub secret_env: Option<String>,
+    /// `http`: the secret from a file (relative to the config file).
+    pub secret_file: Option<PathBuf>,
+}
+
+/// What kind of system a target is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    Http,
+}
+
+fn default_target_timeout_ms() -> u64 {
+    5_000
+}
+fn default_max_attempts() -> u32 {
+    12
+}
+fn default_max_age() -> String {
+    "3d".into()
+}
+fn default_concurrency() -> usize {
+    8
+}
+fn default_retry_base_ms() -> u64 {
+    1_000
+}
+fn default_retry_cap_ms() -> u64 {
+    3_600_000
+}
+
+/// Parses `"3d"`, `"12h"`, `"30m"`, `"45s"`, `"500ms"` into milliseconds.
+pub fn parse_duration_ms(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit())?;
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number.parse().ok()?;
+    let factor = match unit {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => return None,
+    };
+    number.checked_mul(factor).filter(|ms| *ms > 0)
 }
 
 fn default_max_body_bytes() -> usize {
@@ -273,6 +362,44 @@ impl Config {
                     "at least one [[endpoint.secret]] is required",
                 ));
             }
+            if endpoint.object_id.is_some() != endpoint.object_version.is_some() {
+                return Err(ConfigError::invalid(
+                    field("object_id"),
+                    "`object_id` and `object_version` go together: ordering needs both",
+                ));
+            }
+            let mut names = std::collections::HashSet::new();
+            for (t, target) in endpoint.targets.iter().enumerate() {
+                let target_field = |name: &str| format!("endpoint[{index}].target[{t}].{name}");
+                if target.name.is_empty() || !names.insert(target.name.as_str()) {
+                    return Err(ConfigError::invalid(
+                        target_field("name"),
+                        "must be non-empty and unique within the endpoint",
+                    ));
+                }
+                if parse_duration_ms(&target.max_age).is_none() {
+                    return Err(ConfigError::invalid(
+                        target_field("max_age"),
+                        "expected a duration such as \"3d\", \"12h\" or \"30m\"",
+                    ));
+                }
+                if target.max_attempts == 0 || target.concurrency == 0 || target.timeout_ms == 0 {
+                    return Err(ConfigError::invalid(
+                        target_field("max_attempts"),
+                        "max_attempts, concurrency and timeout_ms must be positive",
+                    ));
+                }
+                match target.url.as_deref() {
+                    Some(url) if url.starts_with("http://") => {}
+                    Some(_) => {
+                        return Err(ConfigError::invalid(
+                            target_field("url"),
+                            "must be an http:// URL (targets are internal services; TLS to targets is not built yet)",
+                        ))
+                    }
+                    None => return Err(ConfigError::invalid(target_field("url"), "an http target needs a url")),
+                }
+            }
             if let Some(rate) = &endpoint.rate_limit {
                 if rate.per_second == 0 || rate.burst == Some(0) {
                     return Err(ConfigError::invalid(
@@ -343,6 +470,34 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("endpoint[0].secret"), "{err}");
+    }
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration_ms("3d"), Some(259_200_000));
+        assert_eq!(parse_duration_ms("45s"), Some(45_000));
+        assert_eq!(parse_duration_ms("500ms"), Some(500));
+        assert_eq!(parse_duration_ms("3 days"), None);
+        assert_eq!(parse_duration_ms("0s"), None);
+    }
+
+    #[test]
+    fn targets_are_checked() {
+        let with_target = |target: &str| format!("{MINIMAL}\n[[endpoint.target]]\n{target}\n");
+        let ok = with_target("name = \"billing\"\nkind = \"http\"\nurl = \"http://127.0.0.1:9/x\"\nsecret = \"whsec_AAAA\"");
+        assert_eq!(parse(&ok).unwrap().endpoints[0].targets[0].max_attempts, 12);
+        let bad_age = with_target(
+            "name = \"b\"\nkind = \"http\"\nurl = \"http://h/x\"\nmax_age = \"forever\"",
+        );
+        assert!(parse(&bad_age)
+            .unwrap_err()
+            .to_string()
+            .contains("endpoint[0].target[0].max_age"));
+        let no_url = with_target("name = \"b\"\nkind = \"http\"");
+        assert!(parse(&no_url)
+            .unwrap_err()
+            .to_string()
+            .contains("endpoint[0].target[0].url"));
     }
 
     #[test]

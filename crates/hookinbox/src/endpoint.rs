@@ -9,6 +9,7 @@ use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use hookinbox_verify::{adapter_for, AdapterSettings, SecretInput, Verifier};
 
 use crate::config::{Config, ConfigError, EndpointConfig};
+use crate::delivery::target::Target;
 
 /// Media types accepted when an endpoint does not list its own.
 const DEFAULT_CONTENT_TYPES: &[&str] = &["application/json", "application/x-www-form-urlencoded"];
@@ -21,6 +22,10 @@ pub struct Endpoint {
     pub max_body_bytes: usize,
     content_types: Vec<String>,
     rate_limiter: Option<DefaultDirectRateLimiter>,
+    /// JSON pointers (object id, object version) that override the adapter's.
+    ordering_pointers: Option<(String, String)>,
+    /// Where accepted events are delivered.
+    pub targets: Vec<Arc<Target>>,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -89,6 +94,15 @@ impl Endpoint {
             }
             None => None,
         };
+        let mut targets = Vec::with_capacity(config.targets.len());
+        for (t, target) in config.targets.iter().enumerate() {
+            targets.push(Arc::new(Target::build(
+                &config.id,
+                target,
+                &field(&format!("target[{t}]")),
+                base_dir,
+            )?));
+        }
         Ok(Endpoint {
             id: config.id.clone(),
             provider,
@@ -96,6 +110,8 @@ impl Endpoint {
             max_body_bytes: config.max_body_bytes,
             content_types,
             rate_limiter,
+            ordering_pointers: config.object_id.clone().zip(config.object_version.clone()),
+            targets,
         })
     }
 
@@ -115,7 +131,27 @@ impl Endpoint {
 
     /// The names of the endpoint's delivery targets (one delivery row each per event).
     pub fn target_names(&self) -> Vec<String> {
-        Vec::new()
+        self.targets.iter().map(|t| t.name.clone()).collect()
+    }
+
+    /// Wakes the workers of every target after an event was committed.
+    pub fn wake_targets(&self) {
+        for target in &self.targets {
+            target.wakeup.notify_one();
+        }
+    }
+
+    /// Applies the configured object id/version pointers to a verified
+    /// envelope. A pointer that finds nothing leaves the event unordered.
+    pub fn apply_ordering(&self, envelope: &mut hookinbox_verify::Envelope, body: &[u8]) {
+        let Some((id_pointer, version_pointer)) = &self.ordering_pointers else {
+            return;
+        };
+        let Ok(json) = serde_json::from_slice::<serde_json::Value>(body) else {
+            return;
+        };
+        envelope.object_id = hookinbox_verify::envelope::string_at(&json, id_pointer);
+        envelope.object_version = hookinbox_verify::envelope::integer_at(&json, version_pointer);
     }
 
     /// Takes one request from the rate limit; `Err` carries the seconds to wait.

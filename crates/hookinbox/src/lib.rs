@@ -10,6 +10,7 @@ pub mod cli;
 pub mod clock;
 pub mod commands;
 pub mod config;
+pub mod delivery;
 pub mod endpoint;
 pub mod ingress;
 pub mod secret_source;

@@ -9,12 +9,21 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.log_format);
     let result = match cli.command {
-        Command::Serve { config, listen } => tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .map_err(anyhow::Error::from)
-            .and_then(|runtime| runtime.block_on(commands::serve::run(&config, listen)))
+        Command::Serve {
+            config,
+            listen,
+            no_workers,
+        } => runtime()
+            .and_then(|runtime| {
+                runtime.block_on(commands::serve::run(&config, listen, !no_workers))
+            })
             .map(|()| true),
+        Command::Work { config } => runtime()
+            .and_then(|runtime| runtime.block_on(commands::work::run(&config)))
+            .map(|()| true),
+        Command::Events { command } => {
+            runtime().and_then(|runtime| runtime.block_on(commands::events::run(command)))
+        }
         Command::Verify {
             config,
             endpoint,
@@ -40,6 +49,12 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
 }
 
 fn init_logging(format: LogFormat) {

@@ -47,36 +47,14 @@ impl SecretConfig {
                 "must not be empty",
             ));
         }
-        let value = match (&self.value, &self.value_env, &self.value_file) {
-            (Some(value), None, None) => value.clone(),
-            (None, Some(name), None) => std::env::var(name).map_err(|_| {
-                ConfigError::invalid(
-                    format!("{field}.value_env"),
-                    format!("environment variable `{name}` is not set or not UTF-8"),
-                )
-            })?,
-            (None, None, Some(file)) => {
-                let path = base_dir.join(file);
-                std::fs::read_to_string(&path)
-                    .map_err(|e| {
-                        ConfigError::invalid(
-                            format!("{field}.value_file"),
-                            format!("cannot read {}: {e}", path.display()),
-                        )
-                    })?
-                    .trim_end_matches(['\n', '\r'])
-                    .to_owned()
-            }
-            _ => {
-                return Err(ConfigError::invalid(
-                    field,
-                    "exactly one of `value`, `value_env` or `value_file` is required",
-                ))
-            }
-        };
-        if value.trim().is_empty() {
-            return Err(ConfigError::invalid(field, "the secret is empty"));
-        }
+        let value = resolve_one(
+            self.value.as_deref(),
+            self.value_env.as_deref(),
+            self.value_file.as_deref(),
+            base_dir,
+            field,
+            ("value", "value_env", "value_file"),
+        )?;
         if let (Some(start), Some(end)) = (self.not_before, self.not_after) {
             if start > end {
                 return Err(ConfigError::invalid(field, "not_before is after not_after"));
@@ -84,4 +62,48 @@ impl SecretConfig {
         }
         Ok(value)
     }
+}
+
+/// Reads a secret from exactly one of an inline value, an environment
+/// variable or a file; `names` are the three field names for messages.
+pub fn resolve_one(
+    value: Option<&str>,
+    value_env: Option<&str>,
+    value_file: Option<&Path>,
+    base_dir: &Path,
+    field: &str,
+    names: (&str, &str, &str),
+) -> Result<String, ConfigError> {
+    let (value_name, env_name, file_name) = names;
+    let value = match (value, value_env, value_file) {
+        (Some(value), None, None) => value.to_owned(),
+        (None, Some(name), None) => std::env::var(name).map_err(|_| {
+            ConfigError::invalid(
+                format!("{field}.{env_name}"),
+                format!("environment variable `{name}` is not set or not UTF-8"),
+            )
+        })?,
+        (None, None, Some(file)) => {
+            let path = base_dir.join(file);
+            std::fs::read_to_string(&path)
+                .map_err(|e| {
+                    ConfigError::invalid(
+                        format!("{field}.{file_name}"),
+                        format!("cannot read {}: {e}", path.display()),
+                    )
+                })?
+                .trim_end_matches(['\n', '\r'])
+                .to_owned()
+        }
+        _ => {
+            return Err(ConfigError::invalid(
+                field,
+                format!("exactly one of `{value_name}`, `{env_name}` or `{file_name}` is required"),
+            ))
+        }
+    };
+    if value.trim().is_empty() {
+        return Err(ConfigError::invalid(field, "the secret is empty"));
+    }
+    Ok(value)
 }

@@ -1,5 +1,7 @@
 //! One module per CLI command.
 
+pub mod events;
 pub mod serve;
 pub mod stats;
 pub mod verify;
+pub mod work;

@@ -12,9 +12,13 @@ use tokio::net::TcpListener;
 use crate::app_state::AppState;
 use crate::config::Config;
 use crate::server::{self, HttpLimits};
-use crate::{endpoint, ingress, storage};
+use crate::{delivery, endpoint, ingress, storage};
 
-pub async fn run(config_path: &Path, listen: Option<SocketAddr>) -> anyhow::Result<()> {
+pub async fn run(
+    config_path: &Path,
+    listen: Option<SocketAddr>,
+    workers: bool,
+) -> anyhow::Result<()> {
     let config = Config::load(config_path)?;
     let endpoints = endpoint::build_all(&config)?;
     let store = storage::open(&config)?;
@@ -35,6 +39,8 @@ pub async fn run(config_path: &Path, listen: Option<SocketAddr>) -> anyhow::Resu
         storage = %config.storage.url
     );
 
+    let (stop_workers, shutdown) = tokio::sync::watch::channel(false);
+    let delivery = workers.then(|| delivery::spawn(Arc::clone(&store), &endpoints, shutdown));
     let state = AppState {
         endpoints: Arc::new(endpoints),
         store,
@@ -53,6 +59,14 @@ pub async fn run(config_path: &Path, listen: Option<SocketAddr>) -> anyhow::Resu
         Duration::from_millis(config.server.shutdown_grace_ms),
     )
     .await;
-    tracing::info!(message = "Stopped accepting; committing what is queued.");
+    tracing::info!(message = "Stopped accepting; finishing deliveries in flight.");
+    let _ = stop_workers.send(true);
+    if let Some(mut delivery) = delivery {
+        let grace = Duration::from_millis(config.server.shutdown_grace_ms);
+        let _ = tokio::time::timeout(grace, async {
+            while delivery.join_next().await.is_some() {}
+        })
+        .await;
+    }
     Ok(())
 }

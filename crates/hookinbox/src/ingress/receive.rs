@@ -75,7 +75,7 @@ async fn pipeline(
         fingerprint,
     } = checked;
     let matched_secret_version = verified.matched_secret_version().to_owned();
-    let envelope = match verified.into_outcome() {
+    let mut envelope = match verified.into_outcome() {
         Outcome::Event(envelope) => envelope,
         Outcome::Handshake(reply) => return Ok(handshake(reply)),
         Outcome::Ignored(envelope) => {
@@ -87,7 +87,8 @@ async fn pipeline(
             return Ok(Acceptance::Ignored.into_response());
         }
     };
-    // 8. durable accept, then the answer
+    endpoint.apply_ordering(&mut envelope, &body);
+    // 8. durable accept (with the outbox rows), then the answer
     let event_id = envelope.event_id.clone();
     let event = NewEvent {
         endpoint_id: endpoint.id.clone(),

@@ -1,0 +1,124 @@
+//! `hookinbox events list|show|replay`
+
+use anyhow::{bail, Context};
+use base64::Engine;
+use hookinbox_store::{EventFilter, InboxStatus, ReplaySelector};
+use serde_json::json;
+
+use crate::cli::EventsCommand;
+use crate::config::Config;
+use crate::{clock, storage};
+
+/// Returns `false` when the asked-for event does not exist.
+pub async fn run(command: EventsCommand) -> anyhow::Result<bool> {
+    match command {
+        EventsCommand::List {
+            config,
+            status,
+            endpoint,
+            limit,
+            json,
+        } => {
+            let config = Config::load(&config)?;
+            let reader = storage::open_reader(&config)?;
+            let filter = EventFilter {
+                status: status.as_deref().map(parse_status).transpose()?,
+                endpoint_id: endpoint,
+                limit,
+            };
+            let events = reader.list_events(&filter)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&events)?);
+            } else {
+                println!(
+                    "{:<38} {:<16} {:<10} {:<28} TYPE",
+                    "ID", "ENDPOINT", "STATUS", "EVENT ID"
+                );
+                for e in &events {
+                    println!(
+                        "{:<38} {:<16} {:<10} {:<28} {}",
+                        e.id,
+                        e.endpoint_id,
+                        e.status,
+                        e.provider_event_id,
+                        e.event_type.as_deref().unwrap_or("")
+                    );
+                }
+            }
+            Ok(true)
+        }
+        EventsCommand::Show {
+            config,
+            id,
+            payload,
+            json,
+        } => {
+            let config = Config::load(&config)?;
+            let reader = storage::open_reader(&config)?;
+            let Some((detail, raw)) = reader.show_event(&id)? else {
+                eprintln!("no event {id}");
+                return Ok(false);
+            };
+            if json {
+                let mut value = serde_json::to_value(&detail)?;
+                if payload {
+                    value["payload_base64"] = json!(raw
+                        .as_ref()
+                        .map(|bytes| base64::engine::general_purpose::STANDARD.encode(bytes)));
+                }
+                println!("{}", serde_json::to_string_pretty(&value)?);
+            } else {
+                println!("{}", serde_json::to_string_pretty(&detail)?);
+                if payload {
+                    if let Some(raw) = raw {
+                        use std::io::Write;
+                        let mut stdout = std::io::stdout().lock();
+                        stdout.write_all(&raw)?;
+                        writeln!(stdout)?;
+                    }
+                }
+            }
+            Ok(true)
+        }
+        EventsCommand::Replay {
+            config,
+            id,
+            status,
+            since,
+            json,
+        } => {
+            let config = Config::load(&config)?;
+            let selector = match (id, status.as_deref()) {
+                (Some(inbox_id), None) => ReplaySelector::One { inbox_id },
+                (None, Some(status)) => {
+                    if parse_status(status)? != InboxStatus::Failed {
+                        bail!("--status: only `failed` events can be replayed in bulk");
+                    }
+                    ReplaySelector::Failed {
+                        since_ms: since.map(|s| s.saturating_mul(1000)),
+                    }
+                }
+                _ => bail!("give an event id or --status failed"),
+            };
+            let store = storage::open(&config)?;
+            let replayed = store
+                .replay(selector, clock::unix_millis())
+                .await
+                .context("replay")?;
+            if json {
+                println!("{}", json!({"replayed": replayed}));
+            } else {
+                println!("replayed {} event(s)", replayed.len());
+                for id in &replayed {
+                    println!("{id}");
+                }
+            }
+            Ok(true)
+        }
+    }
+}
+
+fn parse_status(text: &str) -> anyhow::Result<InboxStatus> {
+    InboxStatus::parse(&text.to_ascii_uppercase())
+        .with_context(|| format!("--status `{text}`: expected accepted, processed or failed"))
+}

@@ -1,0 +1,27 @@
+//! `hookinbox work`: delivery workers without ingress, so the two can scale
+//! separately (on SQLite the processes share the file; each commit takes
+//! the file's write lock in turn).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::config::Config;
+use crate::{delivery, endpoint, server, storage};
+
+pub async fn run(config_path: &Path) -> anyhow::Result<()> {
+    let config = Config::load(config_path)?;
+    let endpoints = endpoint::build_all(&config)?;
+    let store = storage::open(&config)?;
+    let (stop, shutdown) = tokio::sync::watch::channel(false);
+    let mut tasks = delivery::spawn(Arc::clone(&store), &endpoints, shutdown);
+    tracing::info!(
+        message = "Delivering.",
+        targets = endpoints.values().map(|e| e.targets.len()).sum::<usize>()
+    );
+    server::shutdown_signal().await;
+    let _ = stop.send(true);
+    let grace = Duration::from_millis(config.server.shutdown_grace_ms);
+    let _ = tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
+    Ok(())
+}

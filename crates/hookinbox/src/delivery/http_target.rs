@@ -1,0 +1,231 @@
+//! The `http` target: POSTs the raw body to an internal URL, re-signed with
+//! the Standard Webhooks scheme under the target's own secret, so the
+//! internal app verifies one scheme whatever the provider.
+//!
+//! Headers sent: `Content-Type` as received, `Idempotency-Key` and
+//! `webhook-id` = the inbox id (stable across retries and replays),
+//! `webhook-timestamp`, `webhook-signature`, and `X-Hookinbox-Provider`,
+//! `-Endpoint`, `-Event-Id`, `-Event-Type`.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use hookinbox_store::StoredEvent;
+use hookinbox_verify::SecretBytes;
+use http_body_util::{BodyExt, Full};
+use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
+use hyper::{Request, StatusCode, Uri};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+
+use super::retry_policy::AttemptOutcome;
+
+/// Never read more than this of a target's response body (it is drained, not kept).
+const MAX_RESPONSE_BYTES: usize = 64 * 1024;
+
+pub struct HttpTarget {
+    url: Uri,
+    timeout: Duration,
+    signing_key: SecretBytes,
+    client: Client<HttpConnector, Full<Bytes>>,
+}
+
+impl std::fmt::Debug for HttpTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpTarget")
+            .field("url", &self.url)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpTarget {
+    pub fn new(url: Uri, timeout: Duration, signing_key: SecretBytes) -> HttpTarget {
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        connector.set_connect_timeout(Some(timeout));
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build(connector);
+        HttpTarget {
+            url,
+            timeout,
+            signing_key,
+            client,
+        }
+    }
+
+    /// One attempt. Errors are described without URLs, bodies or secrets.
+    pub async fn send(&self, event: &StoredEvent, now_secs: i64) -> AttemptOutcome {
+        let body = event.payload.clone().unwrap_or_default();
+        let signature = hookinbox_verify::providers::standard::sign_v1(
+            self.signing_key.expose(),
+            &event.id,
+            now_secs,
+            &body,
+        );
+        let mut request = Request::post(self.url.clone())
+            .header(
+                CONTENT_TYPE,
+                event
+                    .content_type
+                    .as_deref()
+                    .unwrap_or("application/octet-stream"),
+            )
+            .header("idempotency-key", &event.id)
+            .header("webhook-id", &event.id)
+            .header("webhook-timestamp", now_secs.to_string())
+            .header("webhook-signature", signature)
+            .header("x-hookinbox-provider", &event.provider)
+            .header("x-hookinbox-endpoint", &event.endpoint_id);
+        if let Ok(value) = HeaderValue::from_str(&event.provider_event_id) {
+            request = request.header("x-hookinbox-event-id", value);
+        }
+        if let Some(value) = event
+            .event_type
+            .as_deref()
+            .and_then(|t| HeaderValue::from_str(t).ok())
+        {
+            request = request.header("x-hookinbox-event-type", value);
+        }
+        let request = match request.body(Full::new(body)) {
+            Ok(request) => request,
+            Err(_) => {
+                return AttemptOutcome::Permanent {
+                    error: "the event's metadata cannot be sent as HTTP headers".into(),
+                }
+            }
+        };
+        let attempt = async {
+            let response = self.client.request(request).await?;
+            let status = response.status();
+            let headers = response.headers().clone();
+            // Drain a bounded amount so the connection can be reused; the content is not kept.
+            let _ = http_body_util::Limited::new(response.into_body(), MAX_RESPONSE_BYTES)
+                .collect()
+                .await;
+            Ok::<_, hyper_util::client::legacy::Error>((status, headers))
+        };
+        match tokio::time::timeout(self.timeout, attempt).await {
+            Err(_) => AttemptOutcome::Transient {
+                error: format!("timeout after {} ms", self.timeout.as_millis()),
+                retry_after_ms: None,
+            },
+            Ok(Err(error)) => AttemptOutcome::Transient {
+                error: if error.is_connect() {
+                    "connect error".into()
+                } else {
+                    "connection error".into()
+                },
+                retry_after_ms: None,
+            },
+            Ok(Ok((status, headers))) => classify(status, &headers, std::time::SystemTime::now()),
+        }
+    }
+}
+
+/// Maps a target's answer to an attempt outcome. 2xx: delivered. 408, 409,
+/// 425, 429 and 5xx: transient (with `Retry-After` on 429/503). Other 4xx
+/// and 3xx: permanent.
+pub fn classify(
+    status: StatusCode,
+    headers: &HeaderMap,
+    now: std::time::SystemTime,
+) -> AttemptOutcome {
+    let error = format!("http {}", status.as_u16());
+    if status.is_success() {
+        return AttemptOutcome::Delivered;
+    }
+    let transient = status.is_server_error() || matches!(status.as_u16(), 408 | 409 | 425 | 429);
+    if !transient {
+        return AttemptOutcome::Permanent { error };
+    }
+    let retry_after_ms = if matches!(status.as_u16(), 429 | 503) {
+        headers
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| retry_after_ms(v, now))
+    } else {
+        None
+    };
+    AttemptOutcome::Transient {
+        error,
+        retry_after_ms,
+    }
+}
+
+/// `Retry-After` as delay-seconds or an HTTP-date.
+fn retry_after_ms(value: &str, now: std::time::SystemTime) -> Option<i64> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some((seconds.min(86_400 * 7) * 1_000) as i64);
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(
+        at.duration_since(now)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(status: u16, retry_after: Option<&str>) -> AttemptOutcome {
+        let mut headers = HeaderMap::new();
+        if let Some(value) = retry_after {
+            headers.insert(RETRY_AFTER, HeaderValue::from_str(value).unwrap());
+        }
+        classify(
+            StatusCode::from_u16(status).unwrap(),
+            &headers,
+            std::time::UNIX_EPOCH,
+        )
+    }
+
+    #[test]
+    fn statuses_classify_as_documented() {
+        assert_eq!(outcome(200, None), AttemptOutcome::Delivered);
+        assert_eq!(outcome(204, None), AttemptOutcome::Delivered);
+        for transient in [408, 409, 425, 429, 500, 502, 503, 504] {
+            assert!(
+                matches!(outcome(transient, None), AttemptOutcome::Transient { .. }),
+                "{transient}"
+            );
+        }
+        for permanent in [301, 400, 401, 403, 404, 410, 422] {
+            assert!(
+                matches!(outcome(permanent, None), AttemptOutcome::Permanent { .. }),
+                "{permanent}"
+            );
+        }
+    }
+
+    #[test]
+    fn retry_after_seconds_and_dates() {
+        assert_eq!(
+            outcome(429, Some("3")),
+            AttemptOutcome::Transient {
+                error: "http 429".into(),
+                retry_after_ms: Some(3_000)
+            }
+        );
+        assert_eq!(
+            outcome(503, Some("Thu, 01 Jan 1970 00:00:10 GMT")),
+            AttemptOutcome::Transient {
+                error: "http 503".into(),
+                retry_after_ms: Some(10_000)
+            }
+        );
+        // Only 429 and 503 carry a meaningful Retry-After.
+        assert_eq!(
+            outcome(500, Some("3")),
+            AttemptOutcome::Transient {
+                error: "http 500".into(),
+                retry_after_ms: None
+            }
+        );
+    }
+}

@@ -1,0 +1,160 @@
+//! The worker of one target: leases due deliveries up to the target's
+//! concurrency, sends each, heartbeats the lease while the attempt runs, and
+//! settles the outcome through the retry policy. Delivery is at-least-once:
+//! a crash between the target's answer and the settlement leaves a lease
+//! that expires and is taken again, with the same idempotency key.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hookinbox_store::{LeaseParams, LeasedDelivery, Settlement, Store};
+use rand::Rng;
+use tokio::sync::{watch, Semaphore};
+
+use super::retry_policy::AttemptOutcome;
+use super::target::{Sender, Target};
+use crate::clock;
+
+/// What every worker of a process shares.
+#[derive(Clone)]
+pub struct WorkerContext {
+    pub store: Arc<dyn Store>,
+    /// This process's lease owner name.
+    pub owner: String,
+    /// Fallback poll when no wake-up arrives (another process may have accepted).
+    pub poll_interval: Duration,
+}
+
+/// Runs until `shutdown` turns true; then stops leasing and lets in-flight
+/// attempts finish.
+pub async fn run(context: WorkerContext, target: Arc<Target>, mut shutdown: watch::Receiver<bool>) {
+    let slots = Arc::new(Semaphore::new(target.concurrency));
+    loop {
+        if *shutdown.borrow() {
+            break;
+        }
+        let free = slots.available_permits();
+        if free == 0 {
+            tokio::select! {
+                permit = Arc::clone(&slots).acquire_owned() => drop(permit),
+                _ = shutdown.changed() => {}
+            }
+            continue;
+        }
+        let params = LeaseParams {
+            endpoint_id: target.endpoint_id.clone(),
+            target: target.name.clone(),
+            owner: context.owner.clone(),
+            max: free,
+            now_ms: clock::unix_millis(),
+            lease_ms: target.lease.as_millis() as i64,
+        };
+        let leased = match context.store.lease(params).await {
+            Ok(leased) => leased,
+            Err(error) => {
+                tracing::warn!(message = "Could not lease deliveries.", target = %target.name, %error);
+                Vec::new()
+            }
+        };
+        if leased.is_empty() {
+            tokio::select! {
+                () = target.wakeup.notified() => {}
+                () = tokio::time::sleep(context.poll_interval) => {}
+                _ = shutdown.changed() => {}
+            }
+            continue;
+        }
+        for lease in leased {
+            let Ok(permit) = Arc::clone(&slots).acquire_owned().await else {
+                return;
+            };
+            let (context, target) = (context.clone(), Arc::clone(&target));
+            tokio::spawn(async move {
+                deliver(&context, &target, lease).await;
+                drop(permit);
+            });
+        }
+    }
+    // Wait for in-flight attempts: every permit back.
+    let _ = slots.acquire_many(target.concurrency as u32).await;
+}
+
+/// One attempt of one leased delivery, heartbeating while it runs.
+async fn deliver(context: &WorkerContext, target: &Target, lease: LeasedDelivery) {
+    let attempt = async {
+        let event = match context.store.load_event(&lease.inbox_id).await {
+            Ok(Some(event)) => event,
+            Ok(None) => {
+                return AttemptOutcome::Permanent {
+                    error: "the event is missing from the inbox".into(),
+                }
+            }
+            Err(error) => {
+                return AttemptOutcome::Transient {
+                    error: format!("could not read the event: {error}"),
+                    retry_after_ms: None,
+                }
+            }
+        };
+        if event.payload.is_none() {
+            return AttemptOutcome::Permanent {
+                error: "the raw payload was purged by retention".into(),
+            };
+        }
+        match &target.sender {
+            Sender::Http(http) => http.send(&event, clock::unix_seconds()).await,
+        }
+    };
+    let outcome = {
+        tokio::pin!(attempt);
+        let beat = target.lease / 3;
+        loop {
+            tokio::select! {
+                outcome = &mut attempt => break outcome,
+                () = tokio::time::sleep(beat) => {
+                    let until = clock::unix_millis() + target.lease.as_millis() as i64;
+                    match context.store.heartbeat(&lease, until).await {
+                        Ok(true) => {}
+                        Ok(false) => tracing::warn!(message = "Lease lost during an attempt; another worker may deliver it too.", delivery = lease.delivery_id),
+                        Err(error) => tracing::warn!(message = "Heartbeat failed.", %error),
+                    }
+                }
+            }
+        }
+    };
+    let now_ms = clock::unix_millis();
+    let jitter: f64 = rand::thread_rng().gen();
+    let settlement =
+        target
+            .policy
+            .settle(lease.attempts, lease.created_at_ms, now_ms, outcome, jitter);
+    match &settlement {
+        Settlement::Delivered => {}
+        Settlement::Retry {
+            error,
+            next_attempt_at_ms,
+        } => tracing::info!(
+            message = "Delivery failed; will retry.",
+            target = %target.name,
+            delivery = lease.delivery_id,
+            %error,
+            in_ms = next_attempt_at_ms - now_ms
+        ),
+        Settlement::Dead { error } => tracing::warn!(
+            message = "Delivery dead after its retry budget.",
+            target = %target.name,
+            delivery = lease.delivery_id,
+            %error
+        ),
+    }
+    match context.store.settle(&lease, settlement, now_ms).await {
+        Ok(true) => {}
+        Ok(false) => tracing::warn!(
+            message = "Lease was lost before settling; the delivery will be retried.",
+            delivery = lease.delivery_id
+        ),
+        Err(error) => {
+            tracing::error!(message = "Could not record a delivery outcome; the lease will expire and it will be retried.", %error)
+        }
+    }
+}
