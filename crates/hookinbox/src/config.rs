@@ -16,6 +16,8 @@ pub struct Config {
     pub server: ServerConfig,
     #[serde(default)]
     pub storage: StorageConfig,
+    #[serde(default)]
+    pub delivery: DeliveryConfig,
     /// The webhook endpoints, each served at `/hooks/{id}`.
     #[serde(rename = "endpoint", default)]
     pub endpoints: Vec<EndpointConfig>,
@@ -77,6 +79,44 @@ impl Default for ServerConfig {
             header_read_timeout_ms: default_header_read_timeout_ms(),
             body_read_timeout_ms: default_body_read_timeout_ms(),
             shutdown_grace_ms: default_shutdown_grace_ms(),
+        }
+    }
+}
+
+/// Delivery workers.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeliveryConfig {
+    /// How long a worker holds a leased delivery before another may take it,
+    /// in milliseconds; at least twice a target's timeout is used. Workers
+    /// heartbeat at a third of it.
+    #[serde(default = "default_lease_ms")]
+    pub lease_ms: u64,
+    /// How often idle workers look for due deliveries when nothing wakes
+    /// them (events accepted by another process, retries coming due), in milliseconds.
+    #[serde(default = "default_poll_ms")]
+    pub poll_ms: u64,
+    /// How often expired leases are returned to PENDING, in milliseconds.
+    #[serde(default = "default_rescue_interval_ms")]
+    pub rescue_interval_ms: u64,
+}
+
+fn default_lease_ms() -> u64 {
+    30_000
+}
+fn default_poll_ms() -> u64 {
+    250
+}
+fn default_rescue_interval_ms() -> u64 {
+    5_000
+}
+
+impl Default for DeliveryConfig {
+    fn default() -> Self {
+        DeliveryConfig {
+            lease_ms: default_lease_ms(),
+            poll_ms: default_poll_ms(),
+            rescue_interval_ms: default_rescue_interval_ms(),
         }
     }
 }

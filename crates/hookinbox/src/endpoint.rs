@@ -44,6 +44,7 @@ impl Endpoint {
         config: &EndpointConfig,
         index: usize,
         base_dir: &std::path::Path,
+        lease: std::time::Duration,
     ) -> Result<Endpoint, ConfigError> {
         let field = |name: &str| format!("endpoint[{index}].{name}");
         let settings = AdapterSettings {
@@ -101,6 +102,7 @@ impl Endpoint {
                 target,
                 &field(&format!("target[{t}]")),
                 base_dir,
+                lease,
             )?));
         }
         Ok(Endpoint {
@@ -178,7 +180,8 @@ pub fn build_all(config: &Config) -> Result<Endpoints, ConfigError> {
         .iter()
         .enumerate()
         .map(|(index, endpoint)| {
-            Endpoint::build(endpoint, index, &config.base_dir)
+            let lease = std::time::Duration::from_millis(config.delivery.lease_ms);
+            Endpoint::build(endpoint, index, &config.base_dir, lease)
                 .map(|built| (built.id.clone(), Arc::new(built)))
         })
         .collect()

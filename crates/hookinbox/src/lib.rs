@@ -12,6 +12,7 @@ pub mod commands;
 pub mod config;
 pub mod delivery;
 pub mod endpoint;
+pub mod failpoint;
 pub mod ingress;
 pub mod secret_source;
 pub mod server;

@@ -40,7 +40,8 @@ pub async fn run(
     );
 
     let (stop_workers, shutdown) = tokio::sync::watch::channel(false);
-    let delivery = workers.then(|| delivery::spawn(Arc::clone(&store), &endpoints, shutdown));
+    let delivery = workers
+        .then(|| delivery::spawn(Arc::clone(&store), &endpoints, &config.delivery, shutdown));
     let state = AppState {
         endpoints: Arc::new(endpoints),
         store,

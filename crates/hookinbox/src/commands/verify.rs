@@ -26,7 +26,9 @@ pub fn run(
         .iter()
         .position(|e| e.id == endpoint_id)
         .with_context(|| format!("no endpoint `{endpoint_id}` in {}", config_path.display()))?;
-    let endpoint = endpoint::Endpoint::build(&config.endpoints[index], index, &config.base_dir)?;
+    let lease = std::time::Duration::from_millis(config.delivery.lease_ms);
+    let endpoint =
+        endpoint::Endpoint::build(&config.endpoints[index], index, &config.base_dir, lease)?;
     let mut headers = Headers::new();
     for line in header_lines {
         let (name, value) = line

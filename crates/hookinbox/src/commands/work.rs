@@ -14,7 +14,7 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
     let endpoints = endpoint::build_all(&config)?;
     let store = storage::open(&config)?;
     let (stop, shutdown) = tokio::sync::watch::channel(false);
-    let mut tasks = delivery::spawn(Arc::clone(&store), &endpoints, shutdown);
+    let mut tasks = delivery::spawn(Arc::clone(&store), &endpoints, &config.delivery, shutdown);
     tracing::info!(
         message = "Delivering.",
         targets = endpoints.values().map(|e| e.targets.len()).sum::<usize>()

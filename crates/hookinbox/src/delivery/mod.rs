@@ -15,6 +15,7 @@ use hookinbox_store::Store;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use crate::config::DeliveryConfig;
 use crate::endpoint::Endpoints;
 use worker::WorkerContext;
 
@@ -23,12 +24,13 @@ use worker::WorkerContext;
 pub fn spawn(
     store: Arc<dyn Store>,
     endpoints: &Endpoints,
+    config: &DeliveryConfig,
     shutdown: watch::Receiver<bool>,
 ) -> JoinSet<()> {
     let context = WorkerContext {
         store: Arc::clone(&store),
         owner: format!("{}-{}", std::process::id(), uuid_like()),
-        poll_interval: Duration::from_millis(500),
+        poll_interval: Duration::from_millis(config.poll_ms),
     };
     let mut tasks = JoinSet::new();
     for endpoint in endpoints.values() {
@@ -40,7 +42,11 @@ pub fn spawn(
             ));
         }
     }
-    tasks.spawn(rescuer::run(store, Duration::from_secs(5), shutdown));
+    tasks.spawn(rescuer::run(
+        store,
+        Duration::from_millis(config.rescue_interval_ms),
+        shutdown,
+    ));
     tasks
 }
 

@@ -38,6 +38,7 @@ impl Target {
         config: &TargetConfig,
         field: &str,
         base_dir: &std::path::Path,
+        lease: Duration,
     ) -> Result<Target, ConfigError> {
         let timeout = Duration::from_millis(config.timeout_ms);
         let sender = match config.kind {
@@ -93,7 +94,7 @@ impl Target {
                 cap_ms: config.retry_cap_ms as i64,
             },
             concurrency: config.concurrency,
-            lease: (timeout * 2).max(Duration::from_secs(30)),
+            lease: lease.max(timeout * 2),
             wakeup: Notify::new(),
         })
     }

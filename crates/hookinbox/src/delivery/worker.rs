@@ -14,6 +14,7 @@ use tokio::sync::{watch, Semaphore};
 use super::retry_policy::AttemptOutcome;
 use super::target::{Sender, Target};
 use crate::clock;
+use crate::failpoint::Failpoint;
 
 /// What every worker of a process shares.
 #[derive(Clone)]
@@ -122,6 +123,9 @@ async fn deliver(context: &WorkerContext, target: &Target, lease: LeasedDelivery
             }
         }
     };
+    if outcome == AttemptOutcome::Delivered {
+        Failpoint::AfterTargetAcceptedBeforeSettle.hit();
+    }
     let now_ms = clock::unix_millis();
     let jitter: f64 = rand::thread_rng().gen();
     let settlement =

@@ -18,6 +18,7 @@ use super::rejection::{Acceptance, Rejection};
 use crate::app_state::AppState;
 use crate::clock;
 use crate::endpoint::Endpoint;
+use crate::failpoint::Failpoint;
 
 /// Bodies at least this large are verified on the blocking pool, so an HMAC
 /// over up to the body limit never stalls the async workers; smaller ones are
@@ -110,12 +111,19 @@ async fn pipeline(
         matched_secret_version,
         targets: endpoint.target_names(),
     };
-    match state.store.accept(event).await {
-        Ok(AcceptOutcome::Inserted { id }) => Ok(Acceptance::Accepted {
-            id,
-            duplicate: false,
+    let accepted = state.store.accept(event).await;
+    if accepted.is_ok() {
+        Failpoint::AfterCommitBeforeResponse.hit();
+    }
+    match accepted {
+        Ok(AcceptOutcome::Inserted { id }) => {
+            endpoint.wake_targets();
+            Ok(Acceptance::Accepted {
+                id,
+                duplicate: false,
+            }
+            .into_response())
         }
-        .into_response()),
         Ok(AcceptOutcome::Duplicate { id }) => Ok(Acceptance::Accepted {
             id,
             duplicate: true,
