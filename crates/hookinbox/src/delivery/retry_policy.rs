@@ -36,7 +36,8 @@ impl RetryPolicy {
     /// - `created_at_ms`: when the delivery was created (the age budget starts there);
     /// - `jitter`: uniform in `[0, 1)`; full jitter waits `jitter × min(cap, base × 2^(n-1))`.
     ///
-    /// A `Retry-After` from the target is honoured as given (capped at `cap_ms`), not jittered.
+    /// A `Retry-After` from the target is honoured as given (not capped, not
+    /// jittered); a wait beyond the age budget makes the delivery dead.
     pub fn settle(
         &self,
         attempts_before: u32,
@@ -64,7 +65,9 @@ impl RetryPolicy {
             };
         }
         let delay_ms = match retry_after_ms {
-            Some(retry_after) => retry_after.clamp(0, self.cap_ms),
+            // The target knows its own recovery better than our cap does;
+            // only the age budget bounds it.
+            Some(retry_after) => retry_after.max(0),
             None => {
                 let exponent = (attempts - 1).min(40);
                 let bound = self

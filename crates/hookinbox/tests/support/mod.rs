@@ -55,6 +55,11 @@ impl Server {
     }
 
     pub fn start_with(dir: &Path, config_path: &Path) -> Server {
+        Self::start_with_args(dir, config_path, &[])
+    }
+
+    /// Starts `serve` with extra arguments (`--no-workers`).
+    pub fn start_with_args(dir: &Path, config_path: &Path, args: &[&str]) -> Server {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -64,6 +69,7 @@ impl Server {
             .args(["serve", "--config"])
             .arg(config_path)
             .args(["--listen", "127.0.0.1:0"])
+            .args(args)
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())
             .stderr(log)
@@ -220,6 +226,187 @@ pub fn inbox_rows(db: &Path) -> Vec<(String, String, String)> {
         .expect("prepare");
     statement
         .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+        .expect("query")
+        .map(|r| r.expect("row"))
+        .collect()
+}
+
+/// The Standard Webhooks secret test targets sign with.
+pub const TARGET_SECRET: &str = "whsec_dGFyZ2V0LXNlY3JldC1mb3ItdGVzdHMtMDAwMDAwMDA=";
+
+/// A config whose `lab` endpoint delivers to one http target `sink` at
+/// `url`; `target_extra` adds target settings, `extra` more TOML.
+pub fn config_with_target(db: &Path, url: &str, target_extra: &str, extra: &str) -> String {
+    format!(
+        r#"
+[storage]
+url = "sqlite://{db}"
+
+[delivery]
+poll_ms = 50
+lease_ms = 1000
+rescue_interval_ms = 200
+
+[[endpoint]]
+id = "lab"
+provider = "lab"
+
+[[endpoint.secret]]
+version = "v1"
+value = "{LAB_SECRET}"
+
+[[endpoint.target]]
+name = "sink"
+kind = "http"
+url = "{url}"
+secret = "{TARGET_SECRET}"
+timeout_ms = 2000
+retry_base_ms = 20
+retry_cap_ms = 200
+{target_extra}
+{extra}
+"#,
+        db = db.display()
+    )
+}
+
+/// One request a sink received, and what it answered.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub at: std::time::Instant,
+    pub headers: hyper::HeaderMap,
+    pub body: Bytes,
+    pub status: u16,
+}
+
+impl Received {
+    pub fn header(&self, name: &str) -> String {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    }
+}
+
+type Responder = Box<dyn FnMut(usize, &Received) -> (u16, Vec<(String, String)>) + Send>;
+
+/// A capturing HTTP target: records every request, answers as told.
+#[derive(Clone)]
+pub struct Sink {
+    pub addr: SocketAddr,
+    received: std::sync::Arc<std::sync::Mutex<Vec<Received>>>,
+    responder: std::sync::Arc<std::sync::Mutex<Responder>>,
+}
+
+impl Sink {
+    /// A sink answering 200 on a free port.
+    pub async fn start() -> Sink {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Sink::serve(listener)
+    }
+
+    /// A sink on a port reserved earlier (see `reserve_port`).
+    pub async fn start_on(addr: SocketAddr) -> Sink {
+        let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
+        Sink::serve(listener)
+    }
+
+    fn serve(listener: tokio::net::TcpListener) -> Sink {
+        let addr = listener.local_addr().unwrap();
+        let sink = Sink {
+            addr,
+            received: Default::default(),
+            responder: std::sync::Arc::new(std::sync::Mutex::new(Box::new(|_, _| (200, vec![])))),
+        };
+        let app = {
+            let sink = sink.clone();
+            axum::Router::new().fallback(move |request: axum::extract::Request| {
+                let sink = sink.clone();
+                async move {
+                    let (parts, body) = request.into_parts();
+                    let body = axum::body::to_bytes(body, 4 << 20)
+                        .await
+                        .unwrap_or_default();
+                    let mut received = Received {
+                        at: std::time::Instant::now(),
+                        headers: parts.headers,
+                        body,
+                        status: 0,
+                    };
+                    let (status, headers) = {
+                        let n = sink.received.lock().unwrap().len();
+                        (sink.responder.lock().unwrap())(n, &received)
+                    };
+                    received.status = status;
+                    sink.received.lock().unwrap().push(received);
+                    let mut response = axum::response::Response::builder().status(status);
+                    for (name, value) in headers {
+                        response = response.header(name, value);
+                    }
+                    response.body(axum::body::Body::empty()).unwrap()
+                }
+            })
+        };
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        sink
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}/internal", self.addr)
+    }
+
+    /// Sets how the sink answers the n-th request (0-based, over its life).
+    pub fn respond_with(
+        &self,
+        responder: impl FnMut(usize, &Received) -> (u16, Vec<(String, String)>) + Send + 'static,
+    ) {
+        *self.responder.lock().unwrap() = Box::new(responder);
+    }
+
+    pub fn received(&self) -> Vec<Received> {
+        self.received.lock().unwrap().clone()
+    }
+
+    /// The requests it answered with 2xx.
+    pub fn accepted(&self) -> Vec<Received> {
+        self.received()
+            .into_iter()
+            .filter(|r| (200..300).contains(&r.status))
+            .collect()
+    }
+}
+
+/// A free port with nothing listening on it (yet).
+pub fn reserve_port() -> SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap()
+}
+
+/// Polls `check` every 20 ms until it holds or `timeout` passes.
+pub async fn eventually(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if check() {
+            return true;
+        }
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Inbox status by provider event id.
+pub fn inbox_status(db: &Path) -> std::collections::HashMap<String, String> {
+    let conn = rusqlite::Connection::open(db).expect("open db");
+    let mut statement = conn
+        .prepare("SELECT provider_event_id, status FROM inbox")
+        .expect("prepare");
+    statement
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
         .expect("query")
         .map(|r| r.expect("row"))
         .collect()

@@ -1,0 +1,349 @@
+//! Delivery to a real HTTP sink: the re-signed request, retries while the
+//! target is down, dead letters and replay, Retry-After, per-object ordering.
+
+mod support;
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use hookinbox_verify::{adapter_for, AdapterSettings, Headers, Request, SecretInput, Verifier};
+use support::*;
+
+fn target_verifier() -> Verifier {
+    let adapter = adapter_for("standard", &AdapterSettings::default()).unwrap();
+    Verifier::new(
+        adapter,
+        [SecretInput {
+            version: "t".into(),
+            value: TARGET_SECRET.into(),
+            not_before: None,
+            not_after: None,
+        }],
+    )
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delivered_request_is_re_signed_with_the_inbox_id_as_idempotency_key() {
+    let sink = Sink::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let server = Server::start(dir.path(), &config_with_target(&db, &sink.url(), "", ""));
+    let body = r#"{"id":"evt_d1","type":"payment.succeeded","amount":5}"#;
+    let answer = post(
+        &client(),
+        &server.url("/hooks/lab"),
+        &lab_signed(body, now()),
+    )
+    .await;
+    assert_eq!(answer.status, 200);
+    let inbox_id = answer.json()["id"].as_str().unwrap().to_owned();
+
+    assert!(eventually(Duration::from_secs(10), || sink.accepted().len() == 1).await);
+    let got = &sink.accepted()[0];
+    assert_eq!(got.body, body.as_bytes(), "the raw body, byte for byte");
+    assert_eq!(got.header("idempotency-key"), inbox_id);
+    assert_eq!(got.header("content-type"), "application/json");
+    assert_eq!(got.header("x-hookinbox-provider"), "lab");
+    assert_eq!(got.header("x-hookinbox-endpoint"), "lab");
+    assert_eq!(got.header("x-hookinbox-event-id"), "evt_d1");
+    assert_eq!(got.header("x-hookinbox-event-type"), "payment.succeeded");
+    // The internal app verifies one scheme: Standard Webhooks under the target secret.
+    let headers: Headers = got
+        .headers
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.to_str().unwrap()))
+        .collect();
+    let verified = target_verifier()
+        .verify(&Request::new(&headers, &got.body), now())
+        .expect("the delivery verifies with the target secret");
+    assert_eq!(verified.event().unwrap().event_id, inbox_id);
+
+    assert!(
+        eventually(Duration::from_secs(5), || inbox_status(&db)["evt_d1"]
+            == "PROCESSED")
+        .await
+    );
+    // Delivered once: no second request.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(sink.received().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn target_down_for_a_while_then_up_gets_every_event() {
+    let addr = reserve_port();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let url = format!("http://{addr}/internal");
+    let server = Server::start(
+        dir.path(),
+        &config_with_target(&db, &url, "max_attempts = 1000", ""),
+    );
+    let client = client();
+    let mut ids = HashSet::new();
+    for n in 0..30 {
+        let answer = post(
+            &client,
+            &server.url("/hooks/lab"),
+            &lab_event(&format!("down-{n}")),
+        )
+        .await;
+        assert_eq!(answer.status, 200, "ingress does not depend on the target");
+        ids.insert(answer.json()["id"].as_str().unwrap().to_owned());
+    }
+    // Nothing listens: connection refused, retried with backoff.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(inbox_status(&db).values().all(|s| s == "ACCEPTED"));
+
+    let sink = Sink::start_on(addr).await;
+    assert!(
+        eventually(Duration::from_secs(20), || inbox_status(&db)
+            .values()
+            .all(|s| s == "PROCESSED"))
+        .await,
+        "{:?}",
+        inbox_status(&db)
+    );
+    let keys: HashSet<String> = sink
+        .accepted()
+        .iter()
+        .map(|r| r.header("idempotency-key"))
+        .collect();
+    assert_eq!(keys, ids, "every event delivered, none lost, none foreign");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_failing_target_goes_dead_then_replay_delivers() {
+    let sink = Sink::start().await;
+    sink.respond_with(|_, _| (500, vec![]));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let server = Server::start(
+        dir.path(),
+        &config_with_target(&db, &sink.url(), "max_attempts = 3", ""),
+    );
+    let answer = post(&client(), &server.url("/hooks/lab"), &lab_event("doomed")).await;
+    let inbox_id = answer.json()["id"].as_str().unwrap().to_owned();
+
+    assert!(
+        eventually(Duration::from_secs(10), || inbox_status(&db)["doomed"]
+            == "FAILED")
+        .await
+    );
+    assert_eq!(sink.received().len(), 3, "exactly the attempt budget");
+
+    let show = std::process::Command::new(env!("CARGO_BIN_EXE_hookinbox"))
+        .args(["events", "show", "--json", "--config"])
+        .arg(&server.config_path)
+        .arg(&inbox_id)
+        .output()
+        .unwrap();
+    let detail: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    assert_eq!(detail["status"], "FAILED");
+    assert_eq!(detail["deliveries"][0]["status"], "DEAD");
+    assert_eq!(detail["deliveries"][0]["attempts"], 3);
+    assert!(detail["deliveries"][0]["last_error"]
+        .as_str()
+        .unwrap()
+        .contains("http 500"));
+    assert_eq!(
+        detail["deliveries"][0]["attempt_log"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    assert!(
+        detail.get("payload_base64").is_none(),
+        "no payload unless asked"
+    );
+
+    let list = std::process::Command::new(env!("CARGO_BIN_EXE_hookinbox"))
+        .args(["events", "list", "--status", "failed", "--json", "--config"])
+        .arg(&server.config_path)
+        .output()
+        .unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    assert_eq!(listed[0]["id"], inbox_id.as_str());
+
+    // The target is fixed; the operator replays every failed event.
+    sink.respond_with(|_, _| (200, vec![]));
+    let replay = std::process::Command::new(env!("CARGO_BIN_EXE_hookinbox"))
+        .args([
+            "events", "replay", "--status", "failed", "--json", "--config",
+        ])
+        .arg(&server.config_path)
+        .output()
+        .unwrap();
+    assert!(
+        replay.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    let replayed: serde_json::Value = serde_json::from_slice(&replay.stdout).unwrap();
+    assert_eq!(replayed["replayed"], serde_json::json!([inbox_id.as_str()]));
+
+    assert!(
+        eventually(Duration::from_secs(10), || inbox_status(&db)["doomed"]
+            == "PROCESSED")
+        .await
+    );
+    let keys: Vec<String> = sink
+        .received()
+        .iter()
+        .map(|r| r.header("idempotency-key"))
+        .collect();
+    assert_eq!(keys.len(), 4);
+    assert!(
+        keys.iter().all(|k| k == &inbox_id),
+        "a replay keeps the idempotency key"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permanent_4xx_is_dead_at_once() {
+    let sink = Sink::start().await;
+    sink.respond_with(|_, _| (422, vec![]));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let server = Server::start(dir.path(), &config_with_target(&db, &sink.url(), "", ""));
+    post(&client(), &server.url("/hooks/lab"), &lab_event("rejected")).await;
+    assert!(
+        eventually(Duration::from_secs(10), || inbox_status(&db)["rejected"]
+            == "FAILED")
+        .await
+    );
+    assert_eq!(sink.received().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_after_is_respected() {
+    let sink = Sink::start().await;
+    sink.respond_with(|n, _| {
+        if n == 0 {
+            (429, vec![("retry-after".into(), "2".into())])
+        } else {
+            (200, vec![])
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let server = Server::start(dir.path(), &config_with_target(&db, &sink.url(), "", ""));
+    post(
+        &client(),
+        &server.url("/hooks/lab"),
+        &lab_event("slow-down"),
+    )
+    .await;
+    assert!(eventually(Duration::from_secs(10), || sink.accepted().len() == 1).await);
+    let received = sink.received();
+    assert_eq!(received.len(), 2);
+    let gap = received[1].at - received[0].at;
+    assert!(
+        gap >= Duration::from_secs(2),
+        "retried after {gap:?}, before Retry-After"
+    );
+    assert!(
+        gap < Duration::from_millis(3_500),
+        "waited too long: {gap:?}"
+    );
+}
+
+fn versioned(id: &str, version: i64) -> Signed {
+    lab_signed(
+        format!(
+            r#"{{"id":"{id}","type":"order.updated","object_id":"order_1","object_version":{version}}}"#
+        ),
+        now(),
+    )
+}
+
+fn delivered_versions(sink: &Sink) -> Vec<i64> {
+    sink.accepted()
+        .iter()
+        .map(|r| {
+            let body: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+            body["object_version"].as_i64().unwrap()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn older_versions_after_a_newer_one_are_skipped_stale() {
+    let sink = Sink::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let server = Server::start(dir.path(), &config_with_target(&db, &sink.url(), "", ""));
+    let client = client();
+    // Version 3 arrives first and is delivered; then 1 and 2 arrive.
+    assert_eq!(
+        post(&client, &server.url("/hooks/lab"), &versioned("v3", 3))
+            .await
+            .status,
+        200
+    );
+    assert!(eventually(Duration::from_secs(10), || sink.accepted().len() == 1).await);
+    for (id, version) in [("v1", 1), ("v2", 2)] {
+        assert_eq!(
+            post(&client, &server.url("/hooks/lab"), &versioned(id, version))
+                .await
+                .status,
+            200
+        );
+    }
+    assert!(
+        eventually(Duration::from_secs(10), || {
+            let status = inbox_status(&db);
+            status.len() == 3 && status.values().all(|s| s == "PROCESSED")
+        })
+        .await
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        delivered_versions(&sink),
+        vec![3],
+        "the state never moves backwards"
+    );
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let skipped: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM delivery WHERE status = 'SKIPPED_STALE'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(skipped, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_arrivals_are_delivered_in_version_order() {
+    let sink = Sink::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let config_path = dir.path().join("hookinbox.toml");
+    std::fs::write(&config_path, config_with_target(&db, &sink.url(), "", "")).unwrap();
+    // Ingress only: the three versions arrive concurrently, in no particular order.
+    let mut server = Server::start_with_args(dir.path(), &config_path, &["--no-workers"]);
+    let client = client();
+    let sends = [("c3", 3), ("c1", 1), ("c2", 2)].map(|(id, version)| {
+        let (client, url) = (client.clone(), server.url("/hooks/lab"));
+        tokio::spawn(async move { post(&client, &url, &versioned(id, version)).await.status })
+    });
+    for send in sends {
+        assert_eq!(send.await.unwrap(), 200);
+    }
+    server.kill9();
+    // Then workers start: one at a time, in version order.
+    let mut worker = std::process::Command::new(env!("CARGO_BIN_EXE_hookinbox"))
+        .args(["work", "--config"])
+        .arg(&config_path)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let done = eventually(Duration::from_secs(10), || sink.accepted().len() == 3).await;
+    let _ = worker.kill();
+    let _ = worker.wait();
+    assert!(done, "{:?}", delivered_versions(&sink));
+    assert_eq!(delivered_versions(&sink), vec![1, 2, 3]);
+}
