@@ -60,6 +60,22 @@ impl Server {
 
     /// Starts `serve` with extra arguments (`--no-workers`).
     pub fn start_with_args(dir: &Path, config_path: &Path, args: &[&str]) -> Server {
+        Self::start_full(dir, config_path, args, &[])
+    }
+
+    /// Starts `serve` with `HOOKINBOX_FAILPOINT` set: it aborts at that point.
+    pub fn start_with_failpoint(dir: &Path, config: &str, failpoint: &str) -> Server {
+        let config_path = dir.join("hookinbox.toml");
+        std::fs::write(&config_path, config).expect("write config");
+        Self::start_full(
+            dir,
+            &config_path,
+            &[],
+            &[("HOOKINBOX_FAILPOINT", failpoint)],
+        )
+    }
+
+    fn start_full(dir: &Path, config_path: &Path, args: &[&str], envs: &[(&str, &str)]) -> Server {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -70,6 +86,7 @@ impl Server {
             .arg(config_path)
             .args(["--listen", "127.0.0.1:0"])
             .args(args)
+            .envs(envs.iter().copied())
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())
             .stderr(log)
@@ -297,6 +314,7 @@ pub struct Sink {
     pub addr: SocketAddr,
     received: std::sync::Arc<std::sync::Mutex<Vec<Received>>>,
     responder: std::sync::Arc<std::sync::Mutex<Responder>>,
+    delay_ms: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Sink {
@@ -318,6 +336,7 @@ impl Sink {
             addr,
             received: Default::default(),
             responder: std::sync::Arc::new(std::sync::Mutex::new(Box::new(|_, _| (200, vec![])))),
+            delay_ms: Default::default(),
         };
         let app = {
             let sink = sink.clone();
@@ -364,6 +383,14 @@ impl Sink {
         responder: impl FnMut(usize, &Received) -> (u16, Vec<(String, String)>) + Send + 'static,
     ) {
         *self.responder.lock().unwrap() = Box::new(responder);
+    }
+
+    /// Makes every answer take this long (a slow target).
+    pub fn set_delay(&self, delay: Duration) {
+        self.delay_ms.store(
+            delay.as_millis() as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
     }
 
     pub fn received(&self) -> Vec<Received> {

@@ -1,0 +1,163 @@
+//! Crashes around delivery, with the real binary: after each restart every
+//! accepted event reaches a terminal state; the sink sees every accepted
+//! event's key at least once and no key that is not an accepted event.
+
+mod support;
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use rand::Rng;
+use support::*;
+
+fn key_counts(sink: &Sink) -> HashMap<String, usize> {
+    let mut counts = HashMap::new();
+    for received in sink.accepted() {
+        *counts
+            .entry(received.header("idempotency-key"))
+            .or_default() += 1;
+    }
+    counts
+}
+
+fn inbox_ids(db: &std::path::Path) -> HashSet<String> {
+    inbox_rows(db).into_iter().map(|r| r.0).collect()
+}
+
+fn all_terminal(db: &std::path::Path) -> bool {
+    inbox_status(db)
+        .values()
+        .all(|s| s == "PROCESSED" || s == "FAILED")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crash_after_commit_before_response() {
+    let sink = Sink::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let config = config_with_target(&db, &sink.url(), "", "");
+    let event = lab_event("crash-a");
+    {
+        let _server =
+            Server::start_with_failpoint(dir.path(), &config, "after_commit_before_response");
+        let url = _server.url("/hooks/lab");
+        let outcome = send(&client(), "POST", &url, &event).await;
+        assert!(
+            outcome.is_err(),
+            "the process died before answering: {outcome:?}"
+        );
+    }
+    // The provider never got a 2xx and retries; the event was committed, so
+    // the retry is a duplicate of the same row.
+    let server = Server::start(dir.path(), &config);
+    let retry = post(&client(), &server.url("/hooks/lab"), &event).await;
+    assert_eq!(retry.status, 200);
+    assert_eq!(retry.json()["duplicate"], true);
+    let id = retry.json()["id"].as_str().unwrap().to_owned();
+    assert!(
+        eventually(Duration::from_secs(10), || all_terminal(&db)
+            && !sink.accepted().is_empty())
+        .await
+    );
+    assert_eq!(key_counts(&sink), HashMap::from([(id, 1)]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crash_after_target_accepted_before_delivered_is_recorded() {
+    let sink = Sink::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let config = config_with_target(&db, &sink.url(), "", "");
+    let id = {
+        let mut server = Server::start_with_failpoint(
+            dir.path(),
+            &config,
+            "after_target_accepted_before_settle",
+        );
+        let answer = post(&client(), &server.url("/hooks/lab"), &lab_event("crash-b")).await;
+        assert_eq!(answer.status, 200);
+        assert!(eventually(Duration::from_secs(10), || sink.accepted().len() == 1).await);
+        server.kill9(); // already aborted at the failpoint; reap it
+        answer.json()["id"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(
+        inbox_status(&db)["crash-b"],
+        "ACCEPTED",
+        "DELIVERED was never recorded"
+    );
+    // After restart the expired lease is reclaimed and the event delivered again:
+    // at-least-once, with the same idempotency key for the app to dedup on.
+    let _server = Server::start(dir.path(), &config);
+    assert!(eventually(Duration::from_secs(15), || all_terminal(&db)).await);
+    assert_eq!(key_counts(&sink), HashMap::from([(id, 2)]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crashes_in_the_middle_of_delivery_batches() {
+    let sink = Sink::start().await;
+    sink.set_delay(Duration::from_millis(15));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let config = config_with_target(&db, &sink.url(), "concurrency = 8", "");
+    let mut accepted = HashSet::new();
+    let mut pending_at_kills = 0;
+    for round in 0..4 {
+        let mut server = Server::start(dir.path(), &config);
+        let client = client();
+        let url = server.url("/hooks/lab");
+        let sends: Vec<_> = (0..60)
+            .map(|n| {
+                let (client, url) = (client.clone(), url.clone());
+                tokio::spawn(async move {
+                    let id = format!("batch-{round}-{n}");
+                    let answer = send(&client, "POST", &url, &lab_event(&id)).await;
+                    answer
+                        .ok()
+                        .filter(|a| a.status == 200)
+                        .map(|a| a.json()["id"].as_str().unwrap().to_owned())
+                })
+            })
+            .collect();
+        for send in sends {
+            if let Some(id) = send.await.unwrap() {
+                accepted.insert(id);
+            }
+        }
+        // Kill while deliveries are in flight.
+        let delay = rand::thread_rng().gen_range(20..120);
+        tokio::time::sleep(Duration::from_millis(delay)).await;
+        server.kill9();
+    }
+    assert_eq!(
+        accepted.len(),
+        240,
+        "every send was acknowledged before its kill"
+    );
+
+    let _server = Server::start(dir.path(), &config);
+    assert!(
+        eventually(Duration::from_secs(30), || all_terminal(&db)).await,
+        "{:?}",
+        inbox_status(&db)
+            .values()
+            .filter(|s| *s != "PROCESSED")
+            .count()
+    );
+    assert_eq!(
+        inbox_ids(&db),
+        accepted,
+        "every acknowledged event is in the inbox"
+    );
+    assert!(inbox_status(&db).values().all(|s| s == "PROCESSED"));
+    let counts = key_counts(&sink);
+    let seen: HashSet<String> = counts.keys().cloned().collect();
+    assert_eq!(
+        seen, accepted,
+        "every accepted event delivered; no foreign key"
+    );
+    let redelivered = counts.values().filter(|n| **n > 1).count();
+    eprintln!(
+        "{redelivered} of {} events were delivered more than once (at-least-once)",
+        accepted.len()
+    );
+}
