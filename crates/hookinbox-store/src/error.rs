@@ -15,6 +15,10 @@ pub enum StoreError {
     /// The writer has stopped (shutdown or a fatal error).
     #[error("storage writer stopped")]
     Stopped,
+    /// A library handler failed; its transaction (the event's record
+    /// included) was rolled back.
+    #[error("{0}")]
+    Handler(String),
     /// The database could not be opened or migrated at start-up.
     #[error("cannot open the database: {0}")]
     Open(String),

@@ -9,6 +9,7 @@
 pub mod delivery;
 pub mod error;
 pub mod event_view;
+pub mod handler;
 pub mod inbox;
 pub mod sqlite;
 pub mod stats;
@@ -18,6 +19,7 @@ pub mod store;
 pub use delivery::{DeliveryStatus, LeaseParams, LeasedDelivery, ReplaySelector, Settlement};
 pub use error::StoreError;
 pub use event_view::{AttemptView, DeliveryView, EventDetail, EventFilter, EventSummary};
+pub use handler::{HandledEvent, HandlerError, SqliteHandler};
 pub use inbox::{AcceptOutcome, Fingerprint, InboxStatus, NewEvent, StoredEvent};
 pub use sqlite::{SqliteOptions, SqliteReader, SqliteStore};
 pub use stats::Stats;

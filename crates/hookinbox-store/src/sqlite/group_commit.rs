@@ -20,7 +20,7 @@ pub(crate) trait WriteOp: Send {
     /// Payload bytes this op writes, to bound a batch's size.
     fn weight(&self) -> usize;
     /// Runs inside the batch transaction (within its own savepoint).
-    fn apply(&mut self, conn: &Connection) -> Result<(), rusqlite::Error>;
+    fn apply(&mut self, conn: &Connection) -> Result<(), OpError>;
     /// Answers the caller once the batch's fate is known.
     fn finish(self: Box<Self>, outcome: Result<(), StoreError>);
 }
@@ -36,7 +36,7 @@ pub(crate) struct TxOp<T, F> {
 impl<T, F> TxOp<T, F>
 where
     T: Send + 'static,
-    F: FnMut(&Connection) -> Result<T, rusqlite::Error> + Send + 'static,
+    F: FnMut(&Connection) -> Result<T, OpError> + Send + 'static,
 {
     pub(crate) fn new(
         weight: usize,
@@ -56,20 +56,20 @@ where
 impl<T, F> WriteOp for TxOp<T, F>
 where
     T: Send + 'static,
-    F: FnMut(&Connection) -> Result<T, rusqlite::Error> + Send + 'static,
+    F: FnMut(&Connection) -> Result<T, OpError> + Send + 'static,
 {
     fn weight(&self) -> usize {
         self.weight
     }
 
-    fn apply(&mut self, conn: &Connection) -> Result<(), rusqlite::Error> {
+    fn apply(&mut self, conn: &Connection) -> Result<(), OpError> {
         match (self.work)(conn) {
             Ok(value) => {
                 self.result = Some(Ok(value));
                 Ok(())
             }
             Err(error) => {
-                self.result = Some(Err(StoreError::Unavailable(error.to_string())));
+                self.result = Some(Err(StoreError::from(&error)));
                 Err(error)
             }
         }
@@ -84,6 +84,28 @@ where
         // A caller that went away (client disconnected) is fine: what was
         // committed stays committed and a retry finds it.
         let _ = self.reply.send(answer);
+    }
+}
+
+/// Why one op failed inside its savepoint.
+#[derive(Debug)]
+pub(crate) enum OpError {
+    Sql(rusqlite::Error),
+    Handler(crate::HandlerError),
+}
+
+impl From<rusqlite::Error> for OpError {
+    fn from(error: rusqlite::Error) -> Self {
+        OpError::Sql(error)
+    }
+}
+
+impl From<&OpError> for StoreError {
+    fn from(error: &OpError) -> Self {
+        match error {
+            OpError::Sql(error) => StoreError::Unavailable(error.to_string()),
+            OpError::Handler(error) => StoreError::Handler(error.to_string()),
+        }
     }
 }
 

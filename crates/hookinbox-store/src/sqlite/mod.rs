@@ -21,10 +21,10 @@ pub use reader::SqliteReader;
 pub use schema::CURRENT_VERSION as SCHEMA_VERSION;
 
 use crate::{
-    AcceptOutcome, LeaseParams, LeasedDelivery, NewEvent, ReplaySelector, Settlement, Stats, Store,
-    StoreError, StoredEvent,
+    AcceptOutcome, HandledEvent, LeaseParams, LeasedDelivery, NewEvent, ReplaySelector, Settlement,
+    SqliteHandler, Stats, Store, StoreError, StoredEvent,
 };
-use group_commit::{BatchLimits, TxOp, WriteOp};
+use group_commit::{BatchLimits, OpError, TxOp, WriteOp};
 
 /// Tuning of the SQLite store.
 #[derive(Debug, Clone)]
@@ -141,7 +141,7 @@ impl SqliteStore {
     async fn write<T: Send + 'static>(
         &self,
         weight: usize,
-        work: impl FnMut(&Connection) -> Result<T, rusqlite::Error> + Send + 'static,
+        work: impl FnMut(&Connection) -> Result<T, OpError> + Send + 'static,
     ) -> Result<T, StoreError> {
         let queue = self.queue.as_ref().ok_or(StoreError::Stopped)?;
         let (op, answer) = TxOp::new(weight, work);
@@ -164,23 +164,57 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// Accepts an event and, if it is new, applies `handler` to it in the
+    /// same transaction, marking it PROCESSED: both commit or neither does.
+    /// Duplicates and conflicts do not run the handler.
+    pub async fn accept_and_handle(
+        &self,
+        event: NewEvent,
+        handler: Arc<dyn SqliteHandler>,
+    ) -> Result<AcceptOutcome, StoreError> {
+        let weight = event.payload.len();
+        self.write(weight, move |conn| {
+            let outcome = accept::accept(conn, &event)?;
+            if let AcceptOutcome::Inserted { id } = &outcome {
+                let handled = HandledEvent {
+                    inbox_id: id,
+                    endpoint_id: &event.endpoint_id,
+                    provider_event_id: &event.provider_event_id,
+                    event_type: event.event_type.as_deref(),
+                    payload: &event.payload,
+                };
+                handler.handle(conn, &handled).map_err(OpError::Handler)?;
+                conn.prepare_cached(
+                    "UPDATE inbox SET status = 'PROCESSED' WHERE id = ?1 AND status = 'ACCEPTED'",
+                )?
+                .execute([id])?;
+            }
+            Ok(outcome)
+        })
+        .await
+    }
+}
+
 #[async_trait]
 impl Store for SqliteStore {
     async fn accept(&self, event: NewEvent) -> Result<AcceptOutcome, StoreError> {
         let weight = event.payload.len();
-        self.write(weight, move |conn| accept::accept(conn, &event))
+        self.write(weight, move |conn| Ok(accept::accept(conn, &event)?))
             .await
     }
 
     async fn lease(&self, params: LeaseParams) -> Result<Vec<LeasedDelivery>, StoreError> {
-        self.write(0, move |conn| outbox::lease(conn, &params))
+        self.write(0, move |conn| Ok(outbox::lease(conn, &params)?))
             .await
     }
 
     async fn heartbeat(&self, lease: &LeasedDelivery, until_ms: i64) -> Result<bool, StoreError> {
         let lease = lease.clone();
-        self.write(0, move |conn| outbox::heartbeat(conn, &lease, until_ms))
-            .await
+        self.write(0, move |conn| {
+            Ok(outbox::heartbeat(conn, &lease, until_ms)?)
+        })
+        .await
     }
 
     async fn settle(
@@ -191,13 +225,13 @@ impl Store for SqliteStore {
     ) -> Result<bool, StoreError> {
         let lease = lease.clone();
         self.write(0, move |conn| {
-            outbox::settle(conn, &lease, &settlement, now_ms)
+            Ok(outbox::settle(conn, &lease, &settlement, now_ms)?)
         })
         .await
     }
 
     async fn reclaim_expired(&self, now_ms: i64) -> Result<u64, StoreError> {
-        self.write(0, move |conn| outbox::reclaim_expired(conn, now_ms))
+        self.write(0, move |conn| Ok(outbox::reclaim_expired(conn, now_ms)?))
             .await
     }
 
@@ -206,7 +240,7 @@ impl Store for SqliteStore {
         selector: ReplaySelector,
         now_ms: i64,
     ) -> Result<Vec<String>, StoreError> {
-        self.write(0, move |conn| outbox::replay(conn, &selector, now_ms))
+        self.write(0, move |conn| Ok(outbox::replay(conn, &selector, now_ms)?))
             .await
     }
 
