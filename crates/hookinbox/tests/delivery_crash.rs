@@ -127,7 +127,15 @@ async fn crashes_in_the_middle_of_delivery_batches() {
         let delay = rand::thread_rng().gen_range(20..120);
         tokio::time::sleep(Duration::from_millis(delay)).await;
         server.kill9();
+        pending_at_kills += inbox_status(&db)
+            .values()
+            .filter(|s| *s == "ACCEPTED")
+            .count();
     }
+    assert!(
+        pending_at_kills > 0,
+        "no kill landed while deliveries were pending"
+    );
     assert_eq!(
         accepted.len(),
         240,

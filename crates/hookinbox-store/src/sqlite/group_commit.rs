@@ -38,7 +38,8 @@ where
     T: Send + 'static,
     F: FnMut(&Connection) -> Result<T, OpError> + Send + 'static,
 {
-    pub(crate) fn new(
+    /// The op to queue, and where its result will arrive.
+    pub(crate) fn with_reply(
         weight: usize,
         work: F,
     ) -> (Box<dyn WriteOp>, oneshot::Receiver<Result<T, StoreError>>) {

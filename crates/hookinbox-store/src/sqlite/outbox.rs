@@ -28,6 +28,16 @@ const SELECT_DUE: &str = "
 const LAST_DELIVERED_VERSION: &str =
     "SELECT last_version FROM object_version WHERE endpoint_id = ?1 AND target = ?2 AND object_id = ?3";
 
+/// A row `SELECT_DUE` found.
+struct DueDelivery {
+    delivery_id: i64,
+    inbox_id: String,
+    attempts: u32,
+    created_at_ms: i64,
+    ordering_key: Option<String>,
+    version: Option<i64>,
+}
+
 /// Leases up to `params.max` due deliveries. Ordered deliveries whose
 /// version is not newer than the last one delivered are settled as
 /// SKIPPED_STALE on the way and not returned.
@@ -39,7 +49,7 @@ pub(crate) fn lease(
     // Stale skips free the object for its next version, so look again until
     // a round skips nothing (bounded: each round settles at least one row).
     loop {
-        let candidates: Vec<(i64, String, u32, i64, Option<String>, Option<i64>)> = conn
+        let candidates: Vec<DueDelivery> = conn
             .prepare_cached(SELECT_DUE)?
             .query_map(
                 params![
@@ -49,19 +59,27 @@ pub(crate) fn lease(
                     (params.max - leased.len()) as i64
                 ],
                 |row| {
-                    Ok((
-                        row.get(0)?,
-                        row.get(1)?,
-                        row.get(2)?,
-                        row.get(3)?,
-                        row.get(4)?,
-                        row.get(5)?,
-                    ))
+                    Ok(DueDelivery {
+                        delivery_id: row.get(0)?,
+                        inbox_id: row.get(1)?,
+                        attempts: row.get(2)?,
+                        created_at_ms: row.get(3)?,
+                        ordering_key: row.get(4)?,
+                        version: row.get(5)?,
+                    })
                 },
             )?
             .collect::<Result<_, _>>()?;
         let mut skipped = false;
-        for (delivery_id, inbox_id, attempts, created_at_ms, ordering_key, version) in candidates {
+        for DueDelivery {
+            delivery_id,
+            inbox_id,
+            attempts,
+            created_at_ms,
+            ordering_key,
+            version,
+        } in candidates
+        {
             if let (Some(object_id), Some(version)) = (&ordering_key, version) {
                 let last: Option<i64> = conn
                     .prepare_cached(LAST_DELIVERED_VERSION)?

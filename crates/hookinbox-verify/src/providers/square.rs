@@ -127,6 +127,7 @@ mod tests {
     fn adapter(url: &str) -> Box<dyn Adapter> {
         build(&AdapterSettings {
             public_url: Some(url.into()),
+            ..AdapterSettings::default()
         })
         .unwrap()
     }
@@ -220,7 +221,8 @@ mod tests {
         );
         assert!(matches!(
             build(&AdapterSettings {
-                public_url: Some("hooks.example.com/square".into())
+                public_url: Some("hooks.example.com/square".into()),
+                ..AdapterSettings::default()
             })
             .unwrap_err(),
             SettingsError::Invalid { .. }

@@ -269,6 +269,7 @@ mod tests {
     fn adapter(url: &str) -> Box<dyn Adapter> {
         build(&AdapterSettings {
             public_url: Some(url.into()),
+            ..AdapterSettings::default()
         })
         .unwrap()
     }
@@ -432,6 +433,7 @@ mod tests {
         for bad in ["/hooks/twilio", "ftp://h/x", "https://", "https:///x"] {
             let err = build(&AdapterSettings {
                 public_url: Some(bad.into()),
+                ..AdapterSettings::default()
             })
             .unwrap_err();
             assert!(matches!(err, SettingsError::Invalid { .. }), "{bad}");
