@@ -378,3 +378,69 @@ async fn locked_storage_answers_503_with_retry_after_then_recovers() {
     assert_eq!(ids.len(), 2);
     assert!(ids.contains(&"before".to_owned()) && ids.contains(&"during".to_owned()));
 }
+
+#[tokio::test]
+async fn generic_hmac_endpoint_is_configured_from_the_file() {
+    // A sender without a dedicated adapter: `X-Sig: sha256=<hex HMAC of "{ts}.{body}">`,
+    // timestamp in `X-Ts`, event id at `/id`.
+    let extra = r#"
+[[endpoint]]
+id = "acme"
+provider = "generic_hmac"
+[endpoint.generic_hmac]
+signature_header = "X-Sig"
+signature_prefix = "sha256="
+signed_content = "{timestamp}.{body}"
+timestamp_header = "X-Ts"
+id_pointer = "/id"
+type_pointer = "/kind"
+[[endpoint.secret]]
+version = "acme-1"
+value = "acme-secret"
+"#;
+    let (dir, server) = start(extra);
+    let body = r#"{"id":"acme-1","kind":"widget.made"}"#;
+    let ts = now();
+    let signed = |ts: i64, secret: &str| Signed {
+        headers: vec![
+            ("content-type".into(), "application/json".into()),
+            ("x-ts".into(), ts.to_string()),
+            (
+                "x-sig".into(),
+                format!(
+                    "sha256={}",
+                    hookinbox_verify::providers::lab::sign(secret, ts, body.as_bytes())
+                ),
+            ),
+        ],
+        body: body.into(),
+    };
+    let client = client();
+    let url = server.url("/hooks/acme");
+    assert_eq!(
+        post(&client, &url, &signed(ts, "acme-secret")).await.status,
+        200
+    );
+    assert_eq!(
+        post(&client, &url, &signed(ts, "other")).await.error(),
+        "signature"
+    );
+    assert_eq!(
+        post(&client, &url, &signed(ts - 400, "acme-secret"))
+            .await
+            .error(),
+        "timestamp"
+    );
+    let conn = rusqlite::Connection::open(dir.path().join("inbox.db")).unwrap();
+    let (id, kind, version): (String, String, String) = conn
+        .query_row(
+            "SELECT provider_event_id, event_type, matched_secret_version FROM inbox",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (id.as_str(), kind.as_str(), version.as_str()),
+        ("acme-1", "widget.made", "acme-1")
+    );
+}
