@@ -35,6 +35,12 @@ type Build = fn(&AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError>;
 const REGISTRY: &[(&str, Build)] = &[
     ("lab", providers::lab::build),
     ("stripe", providers::stripe::build),
+    ("discord", providers::discord::build),
+    ("zoom", providers::zoom::build),
+    ("twitch", providers::twitch::build),
+    ("sendgrid", providers::sendgrid::build),
+    ("adyen", providers::adyen::build),
+    ("xero", providers::xero::build),
 ];
 
 /// Builds the adapter for a provider name.
