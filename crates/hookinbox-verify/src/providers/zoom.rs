@@ -138,10 +138,15 @@ fn url_validation_reply(body: &serde_json::Value, key: &Key) -> Result<Reply, Re
         .map_err(|_| Refusal::signature("the secret token cannot key an HMAC"))?;
     mac.update(plain_token.as_bytes());
     let encrypted_token = hex::encode(mac.finalize().into_bytes());
-    Ok(Reply::json(&serde_json::json!({
-        "plainToken": plain_token,
-        "encryptedToken": encrypted_token,
-    })))
+    // Written by hand so the field order is Zoom's documented one whatever
+    // map order serde_json is built with.
+    let plain_token = serde_json::Value::String(plain_token);
+    Ok(Reply {
+        status: 200,
+        content_type: "application/json",
+        body: format!(r#"{{"plainToken":{plain_token},"encryptedToken":"{encrypted_token}"}}"#)
+            .into_bytes(),
+    })
 }
 
 #[cfg(test)]
@@ -245,6 +250,13 @@ mod tests {
         let Outcome::Handshake(reply) = outcome else {
             panic!("expected a handshake, got {outcome:?}");
         };
+        assert_eq!(
+            String::from_utf8(reply.body.clone()).unwrap(),
+            format!(
+                r#"{{"plainToken":"qgg8vlvZRS6UYooatFL8Aw","encryptedToken":"{}"}}"#,
+                hmac_hex(SECRET, b"qgg8vlvZRS6UYooatFL8Aw")
+            )
+        );
         let answer: serde_json::Value = serde_json::from_slice(&reply.body).unwrap();
         assert_eq!(answer["plainToken"], "qgg8vlvZRS6UYooatFL8Aw");
         assert_eq!(
