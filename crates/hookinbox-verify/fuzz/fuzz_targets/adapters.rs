@@ -19,8 +19,8 @@
 use std::sync::OnceLock;
 
 use hookinbox_verify::{
-    adapter_for, provider_names, Adapter, AdapterSettings, Headers, Outcome, Request,
-    SecretInput, Verifier,
+    adapter_for, provider_names, Adapter, AdapterSettings, Headers, Outcome, Request, SecretInput,
+    Verifier,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -170,8 +170,7 @@ fuzz_target!(|data: &[u8]| {
         .provider
         .and_then(|p| endpoints.iter().position(|e| e.name == p))
         .unwrap_or_else(|| usize::from(data.first().copied().unwrap_or(0)) % endpoints.len());
-    let request =
-        Request::new(&input.headers, input.body).with_query(input.query.as_deref());
+    let request = Request::new(&input.headers, input.body).with_query(input.query.as_deref());
 
     for (index, endpoint) in endpoints.iter().enumerate() {
         match endpoint.adapter.claim(&request) {
