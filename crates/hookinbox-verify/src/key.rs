@@ -99,6 +99,15 @@ impl Key {
             .map_err(|_| KeyError::PublicKey("Ed25519"))
     }
 
+    /// An ECDSA P-256 public key from its SubjectPublicKeyInfo DER encoding
+    /// (the body of a `-----BEGIN PUBLIC KEY-----` block, as SendGrid shows it).
+    pub fn ecdsa_p256_from_spki_der(der: &[u8]) -> Result<Key, KeyError> {
+        use p256::pkcs8::DecodePublicKey;
+        p256::ecdsa::VerifyingKey::from_public_key_der(der)
+            .map(Key::EcdsaP256)
+            .map_err(|_| KeyError::PublicKey("ECDSA P-256"))
+    }
+
     /// The name of the key family, for diagnostics.
     pub fn family(&self) -> &'static str {
         match self {
@@ -144,5 +153,9 @@ mod tests {
         assert_eq!(Key::hmac_from_hex("zz").unwrap_err(), KeyError::Hex);
         assert_eq!(Key::hmac_from_base64("!!").unwrap_err(), KeyError::Base64);
         assert!(Key::ed25519_from_bytes(&[1; 31]).is_err());
+        assert_eq!(
+            Key::ecdsa_p256_from_spki_der(&[0x30, 0x00]).unwrap_err(),
+            KeyError::PublicKey("ECDSA P-256")
+        );
     }
 }

@@ -52,6 +52,12 @@ const REGISTRY: &[(&str, Build)] = &[
     ("lemonsqueezy", providers::lemonsqueezy::build),
     ("intercom", providers::intercom::build),
     ("mailgun", providers::mailgun::build),
+    ("discord", providers::discord::build),
+    ("zoom", providers::zoom::build),
+    ("twitch", providers::twitch::build),
+    ("sendgrid", providers::sendgrid::build),
+    ("adyen", providers::adyen::build),
+    ("xero", providers::xero::build),
 ];
 
 /// Builds the adapter for a provider name.

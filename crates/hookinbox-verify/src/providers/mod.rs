@@ -2,6 +2,8 @@
 //! bytes, the tolerance, the event id source and its stability across
 //! retries, and the provider's redelivery window.
 
+pub mod adyen;
+pub mod discord;
 pub mod generic_hmac;
 pub mod github;
 pub mod gitlab;
@@ -12,10 +14,14 @@ pub mod linear;
 pub mod mailgun;
 pub mod paddle;
 pub mod razorpay;
+pub mod sendgrid;
 pub mod shopify;
 pub mod slack;
 pub mod square;
 pub mod standard;
 pub mod stripe;
 pub mod twilio;
+pub mod twitch;
 pub mod typeform;
+pub mod xero;
+pub mod zoom;

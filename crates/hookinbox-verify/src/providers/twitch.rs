@@ -1,0 +1,335 @@
+//! `twitch` — Twitch EventSub over the webhook transport.
+//!
+//! - Headers: `Twitch-Eventsub-Message-Signature: sha256=<hex>`,
+//!   `Twitch-Eventsub-Message-Id`, `Twitch-Eventsub-Message-Timestamp`
+//!   (RFC 3339 with nanoseconds) and `Twitch-Eventsub-Message-Type`.
+//! - Signed bytes: `"{message id}{message timestamp}{raw body}"` — both
+//!   headers exactly as sent, no separators — HMAC-SHA256 keyed with the bytes
+//!   of the subscription's secret string (10–100 ASCII characters).
+//! - Tolerance: 600 s in both directions (Twitch: reject messages whose
+//!   timestamp is older than 10 minutes). A timestamp that is not RFC 3339 is
+//!   a `timestamp` refusal. A missing id or timestamp header is
+//!   `missing_signature`: both are part of the signed bytes.
+//! - Handshake: message type `webhook_callback_verification` is answered,
+//!   after verification, with the raw `challenge` as `text/plain` and never
+//!   stored.
+//! - Event id: the `Twitch-Eventsub-Message-Id` header. It is signed, and
+//!   Twitch documents that a resent message keeps the same id. Every message
+//!   type other than the verification — `notification`, `revocation` and any
+//!   later one — is an event.
+//! - Type: `subscription.type` for notifications (`channel.follow`); for other
+//!   message types `"{message type}.{subscription.type}"`
+//!   (`revocation.channel.follow`), so a revocation is never mistaken for an
+//!   event of the subscription and an allowlist names it explicitly. Object
+//!   id: `subscription.id`. Created: the message timestamp. No object version.
+//! - Redelivery window: Twitch documents resends but no window; 24 hours is
+//!   returned as a conservative bound.
+
+use crate::envelope;
+use crate::registry::{AdapterSettings, SettingsError};
+use crate::{
+    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
+    SignedMessage,
+};
+
+const SIGNATURE: &str = "twitch-eventsub-message-signature";
+const MESSAGE_ID: &str = "twitch-eventsub-message-id";
+const TIMESTAMP: &str = "twitch-eventsub-message-timestamp";
+const MESSAGE_TYPE: &str = "twitch-eventsub-message-type";
+
+/// The message type Twitch sends to prove the callback belongs to the app.
+const VERIFICATION: &str = "webhook_callback_verification";
+const NOTIFICATION: &str = "notification";
+
+#[derive(Debug, Default)]
+pub struct Twitch;
+
+pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
+    Ok(Box::new(Twitch))
+}
+
+impl Adapter for Twitch {
+    fn name(&self) -> &'static str {
+        "twitch"
+    }
+
+    fn default_tolerance_seconds(&self) -> Option<u64> {
+        Some(600)
+    }
+
+    fn redelivery_window_seconds(&self) -> u64 {
+        24 * 3600
+    }
+
+    fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {
+        Key::hmac_from_utf8(secret.trim())
+    }
+
+    fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
+        let headers = request.headers;
+        let signature = headers.get_nonempty(SIGNATURE).ok_or_else(|| {
+            Refusal::missing_signature("no Twitch-Eventsub-Message-Signature header")
+        })?;
+        let message_id = headers
+            .get_nonempty(MESSAGE_ID)
+            .ok_or_else(|| Refusal::missing_signature("no Twitch-Eventsub-Message-Id header"))?;
+        let timestamp_text = headers.get_nonempty(TIMESTAMP).ok_or_else(|| {
+            Refusal::missing_signature("no Twitch-Eventsub-Message-Timestamp header")
+        })?;
+        let timestamp = envelope::rfc3339_seconds(timestamp_text).ok_or_else(|| {
+            Refusal::timestamp("Twitch-Eventsub-Message-Timestamp is not an RFC 3339 time")
+        })?;
+        let signature = signature
+            .strip_prefix("sha256=")
+            .and_then(crate::encoding::hex_signature)
+            .ok_or_else(|| {
+                Refusal::malformed_signature(
+                    "Twitch-Eventsub-Message-Signature is not `sha256=<hex>`",
+                )
+            })?;
+        Ok(SignatureClaim {
+            timestamp: Some(timestamp),
+            message: SignedMessage::new()
+                .owned(format!("{message_id}{timestamp_text}"))
+                .borrowed(request.body),
+            candidates: vec![Candidate::new(Algorithm::HmacSha256, signature)],
+        })
+    }
+
+    fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {
+        let headers = request.headers;
+        let body = envelope::json(request.body)?;
+        let message_type = headers
+            .get_nonempty(MESSAGE_TYPE)
+            .ok_or_else(|| Refusal::malformed_body("no Twitch-Eventsub-Message-Type header"))?;
+        if message_type == VERIFICATION {
+            let challenge = envelope::string_at(&body, "/challenge")
+                .filter(|c| !c.is_empty())
+                .ok_or_else(|| Refusal::malformed_body("verification without a `challenge`"))?;
+            return Ok(Outcome::Handshake(Reply::text(challenge)));
+        }
+        let message_id = headers
+            .get_nonempty(MESSAGE_ID)
+            .ok_or_else(|| Refusal::missing_event_id("no Twitch-Eventsub-Message-Id header"))?;
+        let subscription_type = envelope::string_at(&body, "/subscription/type")
+            .ok_or_else(|| Refusal::malformed_body("no `subscription.type` in the body"))?;
+        let event_type = if message_type == NOTIFICATION {
+            subscription_type
+        } else {
+            format!("{message_type}.{subscription_type}")
+        };
+        let created_at = headers
+            .get_nonempty(TIMESTAMP)
+            .and_then(envelope::rfc3339_seconds);
+        let event = envelope::Envelope::with_id(message_id)?
+            .event_type(Some(event_type))
+            .object_id(envelope::string_at(&body, "/subscription/id"))
+            .created_at(created_at);
+        Ok(Outcome::Event(event))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Headers, Reason, SecretInput, Verifier};
+    use hmac::Mac;
+    use proptest::prelude::*;
+
+    const SECRET: &str = "twitch-subscription-secret";
+    const ID: &str = "befa7b53-d79d-478f-86b9-120f112b044e";
+    /// 2023-11-14T22:13:20Z is unix 1_700_000_000.
+    const NOW: i64 = 1_700_000_000;
+    const TS: &str = "2023-11-14T22:13:20.634234626Z";
+
+    fn verifier_for(secret: &str) -> Verifier {
+        Verifier::new(
+            Box::new(Twitch),
+            [SecretInput {
+                version: "1".into(),
+                value: secret.into(),
+                not_before: None,
+                not_after: None,
+            }],
+        )
+        .unwrap()
+    }
+
+    fn sign(secret: &str, id: &str, timestamp: &str, body: &[u8]) -> String {
+        let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+        mac.update(id.as_bytes());
+        mac.update(timestamp.as_bytes());
+        mac.update(body);
+        format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+    }
+
+    fn headers(kind: &str, timestamp: &str, signature: &str) -> Headers {
+        [
+            ("Twitch-Eventsub-Message-Id", ID),
+            ("Twitch-Eventsub-Message-Timestamp", timestamp),
+            ("Twitch-Eventsub-Message-Signature", signature),
+            ("Twitch-Eventsub-Message-Type", kind),
+        ]
+        .into_iter()
+        .collect()
+    }
+
+    fn signed(kind: &str, body: &[u8]) -> Headers {
+        headers(kind, TS, &sign(SECRET, ID, TS, body))
+    }
+
+    fn verify(h: &Headers, body: &[u8], now: i64) -> Result<Outcome, Reason> {
+        verifier_for(SECRET)
+            .verify(&Request::new(h, body), now)
+            .map(|v| v.into_outcome())
+            .map_err(|f| f.refusal.reason)
+    }
+
+    const FOLLOW: &[u8] = br#"{"subscription":{"id":"f1c2a387-161a-49f9-a165-0f21d7a4e1c4","type":"channel.follow","version":"2","status":"enabled"},"event":{"user_id":"1234","broadcaster_user_id":"1337"}}"#;
+
+    #[test]
+    fn notification_verifies_with_the_message_id() {
+        let Outcome::Event(event) = verify(&signed("notification", FOLLOW), FOLLOW, NOW).unwrap()
+        else {
+            panic!("expected an event");
+        };
+        assert_eq!(event.event_id, ID);
+        assert_eq!(event.event_type.as_deref(), Some("channel.follow"));
+        assert_eq!(
+            event.object_id.as_deref(),
+            Some("f1c2a387-161a-49f9-a165-0f21d7a4e1c4")
+        );
+        assert_eq!(event.created_at, Some(NOW));
+    }
+
+    #[test]
+    fn revocation_is_an_event_of_its_own_type() {
+        let body = br#"{"subscription":{"id":"s1","type":"channel.follow","status":"authorization_revoked"}}"#;
+        let Outcome::Event(event) = verify(&signed("revocation", body), body, NOW).unwrap() else {
+            panic!("expected an event");
+        };
+        assert_eq!(event.event_id, ID);
+        assert_eq!(
+            event.event_type.as_deref(),
+            Some("revocation.channel.follow")
+        );
+    }
+
+    #[test]
+    fn verification_is_answered_with_the_raw_challenge() {
+        let body = br#"{"challenge":"pogchamp-kappa-360noscope-vohiyo","subscription":{"id":"s1","type":"channel.follow"}}"#;
+        let outcome = verify(&signed(VERIFICATION, body), body, NOW).unwrap();
+        let Outcome::Handshake(reply) = outcome else {
+            panic!("expected a handshake, got {outcome:?}");
+        };
+        assert_eq!(reply.body, b"pogchamp-kappa-360noscope-vohiyo");
+        assert!(reply.content_type.starts_with("text/plain"));
+    }
+
+    #[test]
+    fn unsigned_verification_gets_no_answer() {
+        let body = br#"{"challenge":"c","subscription":{"type":"t"}}"#;
+        let h = headers(VERIFICATION, TS, &sign("some-other-secret", ID, TS, body));
+        assert_eq!(verify(&h, body, NOW).unwrap_err(), Reason::Signature);
+    }
+
+    #[test]
+    fn tampered_body_id_and_wrong_secret_are_signature_refusals() {
+        let mut tampered = FOLLOW.to_vec();
+        tampered[20] ^= 1;
+        assert_eq!(
+            verify(&signed("notification", FOLLOW), &tampered, NOW).unwrap_err(),
+            Reason::Signature
+        );
+        let wrong = headers(
+            "notification",
+            TS,
+            &sign("some-other-secret", ID, TS, FOLLOW),
+        );
+        assert_eq!(verify(&wrong, FOLLOW, NOW).unwrap_err(), Reason::Signature);
+        // The message id is signed: another id with the same signature fails.
+        let mut other_id = Headers::new();
+        for (name, value) in signed("notification", FOLLOW).iter() {
+            let value = if name == MESSAGE_ID {
+                "other-id"
+            } else {
+                value
+            };
+            other_id.append(name, value);
+        }
+        assert_eq!(
+            verify(&other_id, FOLLOW, NOW).unwrap_err(),
+            Reason::Signature
+        );
+    }
+
+    #[test]
+    fn missing_and_malformed_headers() {
+        let full = signed("notification", FOLLOW);
+        for missing in [SIGNATURE, MESSAGE_ID, TIMESTAMP] {
+            let h: Headers = full.iter().filter(|(n, _)| *n != missing).collect();
+            assert_eq!(
+                verify(&h, FOLLOW, NOW).unwrap_err(),
+                Reason::MissingSignature,
+                "{missing}"
+            );
+        }
+        for bad in ["sha1=abcd", "abcd", "sha256=xyz"] {
+            assert_eq!(
+                verify(&headers("notification", TS, bad), FOLLOW, NOW).unwrap_err(),
+                Reason::MalformedSignature,
+                "{bad}"
+            );
+        }
+        let sig = sign(SECRET, ID, "1700000000", FOLLOW);
+        assert_eq!(
+            verify(&headers("notification", "1700000000", &sig), FOLLOW, NOW).unwrap_err(),
+            Reason::Timestamp
+        );
+        let no_type: Headers = full.iter().filter(|(n, _)| *n != MESSAGE_TYPE).collect();
+        assert_eq!(
+            verify(&no_type, FOLLOW, NOW).unwrap_err(),
+            Reason::MalformedBody
+        );
+    }
+
+    #[test]
+    fn window_edges_both_directions() {
+        // 2023-11-14T22:03:20Z and 22:23:20Z are exactly 600 s away from NOW.
+        let at = |ts: &str| {
+            let h = headers("notification", ts, &sign(SECRET, ID, ts, FOLLOW));
+            verify(&h, FOLLOW, NOW)
+        };
+        assert!(at("2023-11-14T22:03:20Z").is_ok());
+        assert!(at("2023-11-14T22:23:20Z").is_ok());
+        assert_eq!(at("2023-11-14T22:03:19Z").unwrap_err(), Reason::Timestamp);
+        assert_eq!(at("2023-11-14T22:23:21Z").unwrap_err(), Reason::Timestamp);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn any_signed_body_verifies_and_any_flipped_byte_does_not(
+            secret in "[!-~]{10,100}",
+            body in proptest::collection::vec(any::<u8>(), 0..256),
+            index in any::<prop::sample::Index>(),
+            flip in 1u8..=255,
+        ) {
+            let key = Twitch.parse_key(&secret).unwrap();
+            let signature = sign(&secret, ID, TS, &body);
+            let signed = |h: &Headers, b: &[u8]| Twitch.claim(&Request::new(h, b)).unwrap().is_signed_by(&key);
+            prop_assert!(signed(&headers("notification", TS, &signature), &body));
+            if !body.is_empty() {
+                let mut changed = body.clone();
+                changed[index.index(body.len())] ^= flip;
+                prop_assert!(!signed(&headers("notification", TS, &signature), &changed));
+            }
+            let mut raw = hex::decode(&signature["sha256=".len()..]).unwrap();
+            let at = index.index(raw.len());
+            raw[at] ^= flip;
+            let forged = format!("sha256={}", hex::encode(raw));
+            prop_assert!(!signed(&headers("notification", TS, &forged), &body));
+        }
+    }
+}
