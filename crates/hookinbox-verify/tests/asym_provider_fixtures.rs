@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 #[test]
 fn externally_signed_fixtures_verify_as_expected() {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/documented/asym_providers.jsonl");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/documented/asym_providers.jsonl");
     support::assert_all(&support::read_vectors(&path));
 }

@@ -18,6 +18,8 @@ pub struct Config {
     pub storage: StorageConfig,
     #[serde(default)]
     pub delivery: DeliveryConfig,
+    /// The admin listener (`/metrics`, `/readyz`); off unless configured.
+    pub admin: Option<AdminConfig>,
     /// The webhook endpoints, each served at `/hooks/{id}`.
     #[serde(rename = "endpoint", default)]
     pub endpoints: Vec<EndpointConfig>,
@@ -81,6 +83,18 @@ impl Default for ServerConfig {
             shutdown_grace_ms: default_shutdown_grace_ms(),
         }
     }
+}
+
+/// The admin listener: metrics and readiness, kept off the public port.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdminConfig {
+    /// Address of the admin listener; keep it on loopback or a private network.
+    pub listen: SocketAddr,
+    /// A bearer token required on every admin request (inline; prefer `token_env`).
+    pub token: Option<String>,
+    /// The bearer token from an environment variable.
+    pub token_env: Option<String>,
 }
 
 /// Delivery workers.

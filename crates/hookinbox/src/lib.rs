@@ -5,6 +5,7 @@
 //! The rule everything serves: a 2xx means "durably accepted (or already
 //! accepted)", and is never sent before the commit that makes it true.
 
+pub mod admin;
 pub mod app_state;
 pub mod cli;
 pub mod clock;
@@ -17,3 +18,4 @@ pub mod ingress;
 pub mod secret_source;
 pub mod server;
 pub mod storage;
+pub mod telemetry;

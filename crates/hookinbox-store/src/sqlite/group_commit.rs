@@ -131,7 +131,12 @@ pub(crate) fn run(mut conn: Connection, queue: Receiver<Box<dyn WriteOp>>, limit
                 Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
             }
         }
-        match commit(&mut conn, &mut batch) {
+        let started = std::time::Instant::now();
+        let committed = commit(&mut conn, &mut batch);
+        metrics::histogram!("hookinbox_commit_duration_seconds")
+            .record(started.elapsed().as_secs_f64());
+        metrics::histogram!("hookinbox_commit_batch_ops").record(batch.len() as f64);
+        match committed {
             Ok(()) => {
                 for op in batch {
                     op.finish(Ok(()));

@@ -12,7 +12,7 @@ use tokio::net::TcpListener;
 use crate::app_state::AppState;
 use crate::config::Config;
 use crate::server::{self, HttpLimits};
-use crate::{delivery, endpoint, ingress, storage};
+use crate::{admin, delivery, endpoint, ingress, storage, telemetry};
 
 pub async fn run(
     config_path: &Path,
@@ -22,6 +22,13 @@ pub async fn run(
     let config = Config::load(config_path)?;
     let endpoints = endpoint::build_all(&config)?;
     let store = storage::open(&config)?;
+    let metrics = telemetry::install();
+    let (stop_workers, shutdown) = tokio::sync::watch::channel(false);
+    if let Some(admin_config) = &config.admin {
+        let admin_address =
+            admin::spawn(admin_config, metrics, Arc::clone(&store), shutdown.clone()).await?;
+        tracing::info!(message = "Admin listener up.", address = %admin_address);
+    }
     let address = listen.unwrap_or(config.server.listen);
     let listener = TcpListener::bind(address)
         .await
@@ -39,7 +46,6 @@ pub async fn run(
         storage = %config.storage.url
     );
 
-    let (stop_workers, shutdown) = tokio::sync::watch::channel(false);
     let delivery = workers
         .then(|| delivery::spawn(Arc::clone(&store), &endpoints, &config.delivery, shutdown));
     let state = AppState {

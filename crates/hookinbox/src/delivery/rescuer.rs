@@ -13,7 +13,7 @@ pub async fn run(store: Arc<dyn Store>, interval: Duration, mut shutdown: watch:
     loop {
         match store.reclaim_expired(clock::unix_millis()).await {
             Ok(0) => {}
-            Ok(reclaimed) => tracing::warn!(message = "Reclaimed expired leases.", reclaimed),
+            Ok(reclaimed) => crate::telemetry::LeasesReclaimed(reclaimed).emit(),
             Err(error) => tracing::warn!(message = "Could not reclaim leases.", %error),
         }
         tokio::select! {

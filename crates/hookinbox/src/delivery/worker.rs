@@ -15,6 +15,7 @@ use super::retry_policy::AttemptOutcome;
 use super::target::{Sender, Target};
 use crate::clock;
 use crate::failpoint::Failpoint;
+use crate::telemetry::DeliveryOutcome;
 
 /// What every worker of a process shares.
 #[derive(Clone)]
@@ -106,6 +107,7 @@ async fn deliver(context: &WorkerContext, target: &Target, lease: LeasedDelivery
             Sender::Http(http) => http.send(&event, clock::unix_seconds()).await,
         }
     };
+    let started = std::time::Instant::now();
     let outcome = {
         tokio::pin!(attempt);
         let beat = target.lease / 3;
@@ -151,14 +153,29 @@ async fn deliver(context: &WorkerContext, target: &Target, lease: LeasedDelivery
             %error
         ),
     }
+    let mut label = match &settlement {
+        Settlement::Delivered => "delivered",
+        Settlement::Retry { .. } => "retry",
+        Settlement::Dead { .. } => "dead",
+    };
     match context.store.settle(&lease, settlement, now_ms).await {
         Ok(true) => {}
-        Ok(false) => tracing::warn!(
-            message = "Lease was lost before settling; the delivery will be retried.",
-            delivery = lease.delivery_id
-        ),
+        Ok(false) => {
+            label = "lease_lost";
+            tracing::warn!(
+                message = "Lease was lost before settling; the delivery will be retried.",
+                delivery = lease.delivery_id
+            )
+        }
         Err(error) => {
             tracing::error!(message = "Could not record a delivery outcome; the lease will expire and it will be retried.", %error)
         }
     }
+    DeliveryOutcome {
+        endpoint: &target.endpoint_id,
+        target: &target.name,
+        outcome: label,
+        elapsed: started.elapsed(),
+    }
+    .emit();
 }

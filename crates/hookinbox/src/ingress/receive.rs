@@ -19,6 +19,7 @@ use crate::app_state::AppState;
 use crate::clock;
 use crate::endpoint::Endpoint;
 use crate::failpoint::Failpoint;
+use crate::telemetry::{IngressOutcome, SecretVersionMatched};
 
 /// Bodies at least this large are verified on the blocking pool, so an HMAC
 /// over up to the body limit never stalls the async workers; smaller ones are
@@ -30,17 +31,29 @@ pub async fn receive(
     Path(endpoint_id): Path<String>,
     request: Request<Body>,
 ) -> Response {
-    match pipeline(&state, &endpoint_id, request).await {
-        Ok(response) => response,
-        Err(rejection) => rejection.into_response(),
-    }
+    let started = std::time::Instant::now();
+    let (response, outcome) = match pipeline(&state, &endpoint_id, request).await {
+        Ok((response, outcome)) => (response, outcome),
+        Err(rejection) => (
+            rejection.into_response(),
+            IngressOutcome::Rejected(rejection.reason()),
+        ),
+    };
+    // Unknown ids are folded into one label so a scanner cannot grow the metric set.
+    let endpoint = if state.endpoints.contains_key(&endpoint_id) {
+        endpoint_id.as_str()
+    } else {
+        "_unknown"
+    };
+    outcome.emit(endpoint, started.elapsed());
+    response
 }
 
 async fn pipeline(
     state: &AppState,
     endpoint_id: &str,
     request: Request<Body>,
-) -> Result<Response, Rejection> {
+) -> Result<(Response, IngressOutcome), Rejection> {
     let (parts, body) = request.into_parts();
     // 1. method, endpoint, rate limit
     if parts.method != Method::POST {
@@ -76,16 +89,21 @@ async fn pipeline(
         fingerprint,
     } = checked;
     let matched_secret_version = verified.matched_secret_version().to_owned();
+    SecretVersionMatched {
+        endpoint: &endpoint.id,
+        version: &matched_secret_version,
+    }
+    .emit();
     let mut envelope = match verified.into_outcome() {
         Outcome::Event(envelope) => envelope,
-        Outcome::Handshake(reply) => return Ok(handshake(reply)),
+        Outcome::Handshake(reply) => return Ok((handshake(reply), IngressOutcome::Handshake)),
         Outcome::Ignored(envelope) => {
             tracing::info!(
                 message = "Ignored an event type the endpoint does not take.",
                 endpoint = %endpoint.id,
                 event_type = envelope.event_type.as_deref().unwrap_or("")
             );
-            return Ok(Acceptance::Ignored.into_response());
+            return Ok((Acceptance::Ignored.into_response(), IngressOutcome::Ignored));
         }
     };
     endpoint.apply_ordering(&mut envelope, &body);
@@ -118,17 +136,21 @@ async fn pipeline(
     match accepted {
         Ok(AcceptOutcome::Inserted { id }) => {
             endpoint.wake_targets();
-            Ok(Acceptance::Accepted {
+            let response = Acceptance::Accepted {
                 id,
                 duplicate: false,
             }
-            .into_response())
+            .into_response();
+            Ok((response, IngressOutcome::Accepted))
         }
-        Ok(AcceptOutcome::Duplicate { id }) => Ok(Acceptance::Accepted {
-            id,
-            duplicate: true,
+        Ok(AcceptOutcome::Duplicate { id }) => {
+            let response = Acceptance::Accepted {
+                id,
+                duplicate: true,
+            }
+            .into_response();
+            Ok((response, IngressOutcome::Duplicate))
         }
-        .into_response()),
         Ok(AcceptOutcome::Conflict { .. }) => {
             tracing::warn!(
                 message = "Event id reused with a different body; refused.",
