@@ -15,7 +15,7 @@ pub fn base64_signature(text: &str) -> Option<Vec<u8>> {
 /// Parses a timestamp header of integer unix seconds. Anything else
 /// (`1699999970.0`, blanks, signs) is a `timestamp` refusal: the scheme
 /// defines the timestamp as an integer.
-pub fn unix_seconds(text: &str, what: &'static str) -> Result<i64, Refusal> {
+pub fn unix_seconds(text: &str, what: &str) -> Result<i64, Refusal> {
     let trimmed = text.trim();
     if trimmed.is_empty() || trimmed.len() > 18 || !trimmed.bytes().all(|b| b.is_ascii_digit()) {
         return Err(Refusal::timestamp(format!(

@@ -26,6 +26,7 @@ pub mod refusal;
 pub mod registry;
 pub mod request;
 pub mod signature;
+pub mod signature_header;
 pub mod verifier;
 
 pub use adapter::Adapter;
@@ -37,4 +38,5 @@ pub use refusal::{Reason, Refusal};
 pub use registry::{adapter_for, provider_names, AdapterSettings, SettingsError};
 pub use request::Request;
 pub use signature::{Algorithm, Candidate, SignatureClaim, SignedMessage};
+pub use signature_header::{SignatureEncoding, SignatureHeader};
 pub use verifier::{Diagnosis, Failure, SecretInput, Verified, Verifier, VerifierError};

@@ -93,6 +93,29 @@ impl<'r> SignedMessage<'r> {
     }
 }
 
+/// HMAC-SHA256 of `message` (its pieces in order) under `key`: what a
+/// sender computes. For handshakes that answer with a MAC and for signing
+/// helpers; verification never compares against it (see
+/// [`SignatureClaim::is_signed_by`]).
+pub fn hmac_sha256(key: &[u8], message: &[&[u8]]) -> Vec<u8> {
+    mac::<Hmac<sha2::Sha256>>(key, message)
+}
+
+/// HMAC-SHA1 of `message` (its pieces in order) under `key`, as
+/// [`hmac_sha256`].
+pub fn hmac_sha1(key: &[u8], message: &[&[u8]]) -> Vec<u8> {
+    mac::<Hmac<sha1::Sha1>>(key, message)
+}
+
+fn mac<M: Mac + hmac::digest::KeyInit>(key: &[u8], message: &[&[u8]]) -> Vec<u8> {
+    let mut mac =
+        <M as hmac::digest::KeyInit>::new_from_slice(key).expect("HMAC accepts keys of any length");
+    for part in message {
+        mac.update(part);
+    }
+    mac.finalize().into_bytes().to_vec()
+}
+
 fn concat(parts: &[Cow<'_, [u8]>]) -> Vec<u8> {
     let mut out = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
     for part in parts {
@@ -205,12 +228,6 @@ mod tests {
     use super::*;
     use crate::SecretBytes;
 
-    fn hmac256(secret: &[u8], message: &[u8]) -> Vec<u8> {
-        let mut mac = Hmac::<sha2::Sha256>::new_from_slice(secret).unwrap();
-        mac.update(message);
-        mac.finalize().into_bytes().to_vec()
-    }
-
     #[test]
     fn hmac_over_pieces_equals_hmac_over_whole() {
         let body = b"{\"id\":1}";
@@ -219,7 +236,7 @@ mod tests {
             message: SignedMessage::new().owned("123.").borrowed(body),
             candidates: vec![Candidate::new(
                 Algorithm::HmacSha256,
-                hmac256(b"k", b"123.{\"id\":1}"),
+                hmac_sha256(b"k", &[b"123.{\"id\":1}"]),
             )],
         };
         assert!(claim.is_signed_by(&Key::Hmac(SecretBytes::new(b"k".to_vec()))));
@@ -233,7 +250,10 @@ mod tests {
             message: SignedMessage::new()
                 .owned("https://h/x")
                 .or(SignedMessage::new().owned("https://h:443/x")),
-            candidates: vec![Candidate::new(Algorithm::HmacSha256, hmac256(b"k", signed))],
+            candidates: vec![Candidate::new(
+                Algorithm::HmacSha256,
+                hmac_sha256(b"k", &[signed]),
+            )],
         };
         let key = Key::Hmac(SecretBytes::new(b"k".to_vec()));
         assert!(claim(b"https://h/x").is_signed_by(&key));

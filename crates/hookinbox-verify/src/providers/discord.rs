@@ -34,13 +34,18 @@
 //! the HTTP response of a command; the generic accepted-reply of the ingress is
 //! not one, so an app that must answer users needs the follow-up endpoints.
 
-use crate::encoding;
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
-    SignedMessage,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
+    SignatureHeader, SignedMessage,
 };
+
+/// Hex of the 64-byte Ed25519 signature of `"{timestamp as sent}{body}"`.
+const SIGNATURE: SignatureHeader<'static> =
+    SignatureHeader::hex("X-Signature-Ed25519", Algorithm::Ed25519)
+        .with_length(ed25519_dalek::SIGNATURE_LENGTH);
+const TIMESTAMP: &str = "X-Signature-Timestamp";
 
 /// Discord's epoch (2015-01-01T00:00:00Z) in unix milliseconds, for snowflakes.
 const DISCORD_EPOCH_MS: u64 = 1_420_070_400_000;
@@ -78,25 +83,13 @@ impl Adapter for Discord {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let headers = request.headers;
-        let signature = headers
-            .get_nonempty("x-signature-ed25519")
-            .ok_or_else(|| Refusal::missing_signature("no X-Signature-Ed25519 header"))?;
-        let timestamp_text = headers
-            .get_nonempty("x-signature-timestamp")
-            .ok_or_else(|| Refusal::missing_signature("no X-Signature-Timestamp header"))?;
-        let timestamp = encoding::unix_seconds(timestamp_text, "X-Signature-Timestamp")?;
-        let signature = encoding::hex_signature(signature)
-            .filter(|bytes| bytes.len() == ed25519_dalek::SIGNATURE_LENGTH)
-            .ok_or_else(|| {
-                Refusal::malformed_signature("X-Signature-Ed25519 is not 64 bytes of hex")
-            })?;
+        let (candidate, timestamp) = SIGNATURE.with_unix_timestamp(request.headers, TIMESTAMP)?;
         Ok(SignatureClaim {
-            timestamp: Some(timestamp),
+            timestamp: Some(timestamp.seconds),
             message: SignedMessage::new()
-                .owned(timestamp_text.as_bytes())
+                .owned(timestamp.text.as_bytes())
                 .borrowed(request.body),
-            candidates: vec![Candidate::new(Algorithm::Ed25519, signature)],
+            candidates: vec![candidate],
         })
     }
 

@@ -22,19 +22,16 @@
 mod settings;
 mod template;
 
-pub use settings::{
-    default_tolerance_seconds, GenericHmacSettings, HmacAlgorithm, SignatureEncoding,
-};
+pub use crate::SignatureEncoding;
+pub use settings::{default_tolerance_seconds, GenericHmacSettings, HmacAlgorithm};
 pub use template::{Piece, Template, TemplateError};
 
-use hmac::Mac;
-
-use crate::encoding;
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
+use crate::signature_header::{self, SignatureHeader};
 use crate::{
-    Adapter, Algorithm, Candidate, Envelope, Key, KeyError, Outcome, Refusal, Request,
-    SignatureClaim, SignedMessage,
+    Adapter, Algorithm, Envelope, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    SignedMessage,
 };
 use settings::{Source, Validated};
 
@@ -75,41 +72,38 @@ impl GenericHmac {
     /// and `id` are the header values, needed only when the template uses
     /// them. For tests and examples.
     pub fn sign(&self, secret: &str, timestamp: &str, id: &str, body: &[u8]) -> String {
-        let mut content = Vec::new();
-        for piece in self.validated.template.pieces() {
-            content.extend_from_slice(match piece {
+        let content: Vec<&[u8]> = self
+            .validated
+            .template
+            .pieces()
+            .iter()
+            .map(|piece| match piece {
                 Piece::Literal(text) => text.as_bytes(),
                 Piece::Body => body,
                 Piece::Timestamp => timestamp.as_bytes(),
                 Piece::Id => id.as_bytes(),
-            });
-        }
-        let mac = match self.settings.algorithm {
-            HmacAlgorithm::Sha256 => hmac_bytes::<hmac::Hmac<sha2::Sha256>>(secret, &content),
-            HmacAlgorithm::Sha1 => hmac_bytes::<hmac::Hmac<sha1::Sha1>>(secret, &content),
-        };
-        let encoded = match self.settings.encoding {
-            SignatureEncoding::Hex => hex::encode(mac),
-            SignatureEncoding::Base64 => {
-                use base64::Engine;
-                base64::engine::general_purpose::STANDARD.encode(mac)
-            }
-        };
-        format!(
-            "{}{encoded}",
-            self.settings
-                .signature_prefix
-                .as_deref()
-                .unwrap_or_default()
-        )
+            })
+            .collect();
+        self.signature_header()
+            .sign_hmac(secret.as_bytes(), &content)
     }
-}
 
-fn hmac_bytes<M: Mac + hmac::digest::KeyInit>(secret: &str, content: &[u8]) -> Vec<u8> {
-    let mut mac = <M as hmac::digest::KeyInit>::new_from_slice(secret.as_bytes())
-        .expect("HMAC accepts keys of any length");
-    mac.update(content);
-    mac.finalize().into_bytes().to_vec()
+    /// The configured signature header; a MAC of the wrong length is
+    /// malformed.
+    fn signature_header(&self) -> SignatureHeader<'_> {
+        let settings = &self.settings;
+        let algorithm = match settings.algorithm {
+            HmacAlgorithm::Sha256 => Algorithm::HmacSha256,
+            HmacAlgorithm::Sha1 => Algorithm::HmacSha1,
+        };
+        SignatureHeader {
+            name: &settings.signature_header,
+            prefix: settings.signature_prefix.as_deref(),
+            encoding: settings.encoding,
+            algorithm,
+            length: Some(settings.algorithm.output_len()),
+        }
+    }
 }
 
 impl Adapter for GenericHmac {
@@ -132,44 +126,9 @@ impl Adapter for GenericHmac {
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
         let settings = &self.settings;
         let headers = request.headers;
-        let header = headers
-            .get_nonempty(&settings.signature_header)
-            .ok_or_else(|| {
-                Refusal::missing_signature(format!("no {} header", settings.signature_header))
-            })?;
-        let encoded = match &settings.signature_prefix {
-            Some(prefix) => header.strip_prefix(prefix.as_str()).ok_or_else(|| {
-                Refusal::malformed_signature(format!(
-                    "{} does not start with `{prefix}`",
-                    settings.signature_header
-                ))
-            })?,
-            None => header,
-        };
-        let signature = match settings.encoding {
-            SignatureEncoding::Hex => encoding::hex_signature(encoded),
-            SignatureEncoding::Base64 => encoding::base64_signature(encoded),
-        }
-        .filter(|bytes| bytes.len() == settings.algorithm.output_len())
-        .ok_or_else(|| {
-            Refusal::malformed_signature(format!(
-                "{} is not a {}-byte {} signature",
-                settings.signature_header,
-                settings.algorithm.output_len(),
-                match settings.encoding {
-                    SignatureEncoding::Hex => "hex",
-                    SignatureEncoding::Base64 => "base64",
-                }
-            ))
-        })?;
-
+        let candidate = self.signature_header().candidate(headers)?;
         let timestamp = match &settings.timestamp_header {
-            Some(name) => {
-                let text = headers
-                    .get_nonempty(name)
-                    .ok_or_else(|| Refusal::missing_signature(format!("no {name} header")))?;
-                Some((text, encoding::unix_seconds(text, "the timestamp header")?))
-            }
+            Some(name) => Some(signature_header::unix_timestamp(headers, name)?),
             None => None,
         };
 
@@ -180,26 +139,19 @@ impl Adapter for GenericHmac {
                 Piece::Body => message.borrowed(request.body),
                 // Validation guarantees the header is configured when the template uses it.
                 Piece::Timestamp => match timestamp {
-                    Some((text, _)) => message.borrowed(text.as_bytes()),
+                    Some(timestamp) => message.borrowed(timestamp.text.as_bytes()),
                     None => return Err(Refusal::missing_signature("no timestamp header")),
                 },
                 Piece::Id => {
                     let name = settings.id_header.as_deref().unwrap_or_default();
-                    let id = headers
-                        .get_nonempty(name)
-                        .ok_or_else(|| Refusal::missing_signature(format!("no {name} header")))?;
-                    message.borrowed(id.as_bytes())
+                    message.borrowed(signature_header::required(headers, name)?.as_bytes())
                 }
             };
         }
-        let algorithm = match settings.algorithm {
-            HmacAlgorithm::Sha256 => Algorithm::HmacSha256,
-            HmacAlgorithm::Sha1 => Algorithm::HmacSha1,
-        };
         Ok(SignatureClaim {
-            timestamp: timestamp.map(|(_, seconds)| seconds),
+            timestamp: timestamp.map(|timestamp| timestamp.seconds),
             message,
-            candidates: vec![Candidate::new(algorithm, signature)],
+            candidates: vec![candidate],
         })
     }
 

@@ -28,17 +28,17 @@
 //!   (or a script using the REST API) can redeliver any delivery from the past
 //!   3 days, with the same delivery id.
 
-use hmac::Mac;
-
-use crate::encoding;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Candidate, Envelope, Key, KeyError, Outcome, Refusal, Request,
-    SignatureClaim, SignedMessage,
+    Adapter, Algorithm, Envelope, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    SignatureHeader,
 };
 
-/// The length of an HMAC-SHA256 tag, in bytes.
-const SHA256_LEN: usize = 32;
+/// `sha256=` and the hex HMAC-SHA256 of the raw body: 32 bytes, or malformed.
+const SIGNATURE: SignatureHeader<'static> =
+    SignatureHeader::hex("X-Hub-Signature-256", Algorithm::HmacSha256)
+        .with_prefix("sha256=")
+        .with_length(32);
 
 #[derive(Debug, Default)]
 pub struct Github;
@@ -65,27 +65,14 @@ impl Adapter for Github {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let header = request
-            .headers
-            .get_nonempty("x-hub-signature-256")
-            .ok_or_else(|| {
-                Refusal::missing_signature(
-                    "no X-Hub-Signature-256 header (X-Hub-Signature alone is not accepted)",
-                )
-            })?;
-        let hex = header.strip_prefix("sha256=").ok_or_else(|| {
-            Refusal::malformed_signature("X-Hub-Signature-256 does not start with `sha256=`")
-        })?;
-        let signature = encoding::hex_signature(hex)
-            .filter(|bytes| bytes.len() == SHA256_LEN)
-            .ok_or_else(|| {
-                Refusal::malformed_signature("X-Hub-Signature-256 is not 64 hex digits")
-            })?;
-        Ok(SignatureClaim {
-            timestamp: None,
-            message: SignedMessage::new().borrowed(request.body),
-            candidates: vec![Candidate::new(Algorithm::HmacSha256, signature)],
-        })
+        // Name the SHA-1 header too: a request carrying only that one is a
+        // common mistake, and it is refused on purpose.
+        if request.headers.get_nonempty(SIGNATURE.name).is_none() {
+            return Err(Refusal::missing_signature(
+                "no X-Hub-Signature-256 header (X-Hub-Signature alone is not accepted)",
+            ));
+        }
+        SIGNATURE.body_claim(request)
     }
 
     fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {
@@ -106,10 +93,7 @@ impl Adapter for Github {
 /// Signs a body the way GitHub does: the `X-Hub-Signature-256` value
 /// `sha256=<lower-case hex HMAC-SHA256 of the body>`. For tests and examples.
 pub fn sign(secret: &str, body: &[u8]) -> String {
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
-        .expect("HMAC accepts keys of any length");
-    mac.update(body);
-    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+    SIGNATURE.sign_hmac(secret.as_bytes(), &[body])
 }
 
 #[cfg(test)]

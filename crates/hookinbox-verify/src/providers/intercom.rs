@@ -19,13 +19,15 @@
 //! - Redelivery window: Intercom publishes no full retry schedule; throttled
 //!   notifications are delayed by up to 2 hours. 24 hours are kept.
 
-use crate::encoding;
 use crate::envelope::{self, Reply};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignedMessage,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureHeader,
 };
+
+/// `sha1=` and the hex HMAC-SHA1 of the raw body.
+const SIGNATURE: SignatureHeader<'static> =
+    SignatureHeader::hex("X-Hub-Signature", Algorithm::HmacSha1).with_prefix("sha1=");
 
 #[derive(Debug, Default)]
 pub struct Intercom;
@@ -52,21 +54,7 @@ impl Adapter for Intercom {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let header = request
-            .headers
-            .get_nonempty("x-hub-signature")
-            .ok_or_else(|| Refusal::missing_signature("no X-Hub-Signature header"))?;
-        let encoded = header.strip_prefix("sha1=").ok_or_else(|| {
-            Refusal::malformed_signature("X-Hub-Signature does not start with `sha1=`")
-        })?;
-        let signature = encoding::hex_signature(encoded).ok_or_else(|| {
-            Refusal::malformed_signature("X-Hub-Signature is not hex after `sha1=`")
-        })?;
-        Ok(SignatureClaim {
-            timestamp: None,
-            message: SignedMessage::new().borrowed(request.body),
-            candidates: vec![Candidate::new(Algorithm::HmacSha1, signature)],
-        })
+        SIGNATURE.body_claim(request)
     }
 
     fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {
@@ -86,11 +74,7 @@ impl Adapter for Intercom {
 /// Signs a body the way Intercom does and returns the whole header value
 /// (`sha1=<hex>`). Used by tests and load generators.
 pub fn sign(client_secret: &str, body: &[u8]) -> String {
-    use hmac::Mac;
-    let mut mac = hmac::Hmac::<sha1::Sha1>::new_from_slice(client_secret.as_bytes())
-        .expect("HMAC accepts keys of any length");
-    mac.update(body);
-    format!("sha1={}", hex::encode(mac.finalize().into_bytes()))
+    SIGNATURE.sign_hmac(client_secret.as_bytes(), &[body])
 }
 
 #[cfg(test)]

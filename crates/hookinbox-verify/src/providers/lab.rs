@@ -11,13 +11,17 @@
 //!   `object_id` / `object_version` if present.
 //! - Redelivery window: 3 days (a convention for tests; no real sender).
 
-use crate::encoding;
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureHeader,
     SignedMessage,
 };
+
+/// Hex HMAC-SHA256 of `"{timestamp}.{body}"`.
+const SIGNATURE: SignatureHeader<'static> =
+    SignatureHeader::hex("X-Signature", Algorithm::HmacSha256);
+const TIMESTAMP: &str = "X-Timestamp";
 
 #[derive(Debug, Default)]
 pub struct Lab;
@@ -44,22 +48,13 @@ impl Adapter for Lab {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let headers = request.headers;
-        let signature = headers
-            .get_nonempty("x-signature")
-            .ok_or_else(|| Refusal::missing_signature("no X-Signature header"))?;
-        let timestamp = headers
-            .get_nonempty("x-timestamp")
-            .ok_or_else(|| Refusal::missing_signature("no X-Timestamp header"))?;
-        let timestamp = encoding::unix_seconds(timestamp, "X-Timestamp")?;
-        let signature = encoding::hex_signature(signature)
-            .ok_or_else(|| Refusal::malformed_signature("X-Signature is not hex"))?;
+        let (candidate, timestamp) = SIGNATURE.with_unix_timestamp(request.headers, TIMESTAMP)?;
         Ok(SignatureClaim {
-            timestamp: Some(timestamp),
+            timestamp: Some(timestamp.seconds),
             message: SignedMessage::new()
-                .owned(format!("{timestamp}."))
+                .owned(format!("{}.", timestamp.seconds))
                 .borrowed(request.body),
-            candidates: vec![Candidate::new(Algorithm::HmacSha256, signature)],
+            candidates: vec![candidate],
         })
     }
 
@@ -76,12 +71,10 @@ impl Adapter for Lab {
 /// Signs a body the way a `lab` sender does: hex HMAC-SHA256 of `"{timestamp}.{body}"`.
 /// Used by tests, the benchmark's load generator and the README example.
 pub fn sign(secret: &str, timestamp: i64, body: &[u8]) -> String {
-    use hmac::Mac;
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
-        .expect("HMAC accepts keys of any length");
-    mac.update(format!("{timestamp}.").as_bytes());
-    mac.update(body);
-    hex::encode(mac.finalize().into_bytes())
+    SIGNATURE.sign_hmac(
+        secret.as_bytes(),
+        &[format!("{timestamp}.").as_bytes(), body],
+    )
 }
 
 #[cfg(test)]

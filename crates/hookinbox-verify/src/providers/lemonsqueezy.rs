@@ -26,13 +26,15 @@
 //!   attempt (3 retries, e.g. 5 s, 25 s, 125 s); recent webhooks can also be
 //!   resent by hand from the dashboard, so 24 hours are kept.
 
-use crate::encoding;
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignedMessage,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureHeader,
 };
+
+/// Hex HMAC-SHA256 of the raw body.
+const SIGNATURE: SignatureHeader<'static> =
+    SignatureHeader::hex("X-Signature", Algorithm::HmacSha256);
 
 #[derive(Debug, Default)]
 pub struct LemonSqueezy;
@@ -59,17 +61,7 @@ impl Adapter for LemonSqueezy {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let header = request
-            .headers
-            .get_nonempty("x-signature")
-            .ok_or_else(|| Refusal::missing_signature("no X-Signature header"))?;
-        let signature = encoding::hex_signature(header)
-            .ok_or_else(|| Refusal::malformed_signature("X-Signature is not hex"))?;
-        Ok(SignatureClaim {
-            timestamp: None,
-            message: SignedMessage::new().borrowed(request.body),
-            candidates: vec![Candidate::new(Algorithm::HmacSha256, signature)],
-        })
+        SIGNATURE.body_claim(request)
     }
 
     fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {
@@ -105,11 +97,7 @@ impl Adapter for LemonSqueezy {
 /// Signs a body the way Lemon Squeezy does: hex HMAC-SHA256 of the raw body.
 /// Used by tests and load generators.
 pub fn sign(secret: &str, body: &[u8]) -> String {
-    use hmac::Mac;
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
-        .expect("HMAC accepts keys of any length");
-    mac.update(body);
-    hex::encode(mac.finalize().into_bytes())
+    SIGNATURE.sign_hmac(secret.as_bytes(), &[body])
 }
 
 #[cfg(test)]

@@ -28,13 +28,16 @@
 //! - Redelivery window: a failed delivery is retried three times, after about
 //!   1 minute, 1 hour and 6 hours; 8 hours covers the last attempt.
 
-use crate::encoding;
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureHeader,
     SignedMessage,
 };
+
+/// Hex HMAC-SHA256 of the raw body.
+const SIGNATURE: SignatureHeader<'static> =
+    SignatureHeader::hex("Linear-Signature", Algorithm::HmacSha256);
 
 #[derive(Debug, Default)]
 pub struct Linear;
@@ -61,17 +64,12 @@ impl Adapter for Linear {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let header = request
-            .headers
-            .get_nonempty("linear-signature")
-            .ok_or_else(|| Refusal::missing_signature("no Linear-Signature header"))?;
-        let signature = encoding::hex_signature(header)
-            .ok_or_else(|| Refusal::malformed_signature("Linear-Signature is not hex"))?;
+        let candidate = SIGNATURE.candidate(request.headers)?;
         let timestamp = signed_timestamp(request.body)?;
         Ok(SignatureClaim {
             timestamp: Some(timestamp),
             message: SignedMessage::new().borrowed(request.body),
-            candidates: vec![Candidate::new(Algorithm::HmacSha256, signature)],
+            candidates: vec![candidate],
         })
     }
 
@@ -122,11 +120,7 @@ fn signed_timestamp(body: &[u8]) -> Result<i64, Refusal> {
 /// Signs a body the way Linear does: hex HMAC-SHA256 of the raw body. Used by
 /// tests and load generators.
 pub fn sign(secret: &str, body: &[u8]) -> String {
-    use hmac::Mac;
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
-        .expect("HMAC accepts keys of any length");
-    mac.update(body);
-    hex::encode(mac.finalize().into_bytes())
+    SIGNATURE.sign_hmac(secret.as_bytes(), &[body])
 }
 
 #[cfg(test)]

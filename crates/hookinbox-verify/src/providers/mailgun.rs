@@ -39,6 +39,7 @@
 use crate::encoding;
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
+use crate::signature::hmac_sha256;
 use crate::{
     Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
     SignedMessage,
@@ -163,12 +164,11 @@ fn signature_block(body: &serde_json::Value) -> Result<SignatureBlock, Refusal> 
 /// Signs a timestamp and token the way Mailgun does: hex HMAC-SHA256 of
 /// `"{timestamp}{token}"`. Used by tests and load generators.
 pub fn sign(signing_key: &str, timestamp: &str, token: &str) -> String {
-    use hmac::Mac;
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(signing_key.as_bytes())
-        .expect("HMAC accepts keys of any length");
-    mac.update(timestamp.as_bytes());
-    mac.update(token.as_bytes());
-    hex::encode(mac.finalize().into_bytes())
+    let mac = hmac_sha256(
+        signing_key.as_bytes(),
+        &[timestamp.as_bytes(), token.as_bytes()],
+    );
+    hex::encode(mac)
 }
 
 #[cfg(test)]

@@ -24,6 +24,8 @@
 use crate::encoding;
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
+use crate::signature::hmac_sha256;
+use crate::signature_header;
 use crate::{
     Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
     SignedMessage,
@@ -54,10 +56,7 @@ impl Adapter for Paddle {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let header = request
-            .headers
-            .get_nonempty("paddle-signature")
-            .ok_or_else(|| Refusal::missing_signature("no Paddle-Signature header"))?;
+        let header = signature_header::required(request.headers, "Paddle-Signature")?;
         let mut timestamp = None;
         let mut h1_entries = 0usize;
         let mut candidates = Vec::new();
@@ -124,15 +123,11 @@ impl Adapter for Paddle {
 /// Signs a body the way Paddle does and returns the whole `Paddle-Signature`
 /// header value. Used by tests and load generators.
 pub fn sign(secret: &str, timestamp: i64, body: &[u8]) -> String {
-    use hmac::Mac;
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
-        .expect("HMAC accepts keys of any length");
-    mac.update(format!("{timestamp}:").as_bytes());
-    mac.update(body);
-    format!(
-        "ts={timestamp};h1={}",
-        hex::encode(mac.finalize().into_bytes())
-    )
+    let mac = hmac_sha256(
+        secret.as_bytes(),
+        &[format!("{timestamp}:").as_bytes(), body],
+    );
+    format!("ts={timestamp};h1={}", hex::encode(mac))
 }
 
 #[cfg(test)]

@@ -22,13 +22,15 @@
 //! - Redelivery window: failures are retried with exponential backoff for
 //!   24 hours after the event was created.
 
-use crate::encoding;
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignedMessage,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureHeader,
 };
+
+/// Hex HMAC-SHA256 of the raw body.
+const SIGNATURE: SignatureHeader<'static> =
+    SignatureHeader::hex("X-Razorpay-Signature", Algorithm::HmacSha256);
 
 #[derive(Debug, Default)]
 pub struct Razorpay;
@@ -55,17 +57,7 @@ impl Adapter for Razorpay {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let header = request
-            .headers
-            .get_nonempty("x-razorpay-signature")
-            .ok_or_else(|| Refusal::missing_signature("no X-Razorpay-Signature header"))?;
-        let signature = encoding::hex_signature(header)
-            .ok_or_else(|| Refusal::malformed_signature("X-Razorpay-Signature is not hex"))?;
-        Ok(SignatureClaim {
-            timestamp: None,
-            message: SignedMessage::new().borrowed(request.body),
-            candidates: vec![Candidate::new(Algorithm::HmacSha256, signature)],
-        })
+        SIGNATURE.body_claim(request)
     }
 
     fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {
@@ -91,11 +83,7 @@ impl Adapter for Razorpay {
 /// Signs a body the way Razorpay does: hex HMAC-SHA256 of the raw body. Used
 /// by tests and load generators.
 pub fn sign(secret: &str, body: &[u8]) -> String {
-    use hmac::Mac;
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
-        .expect("HMAC accepts keys of any length");
-    mac.update(body);
-    hex::encode(mac.finalize().into_bytes())
+    SIGNATURE.sign_hmac(secret.as_bytes(), &[body])
 }
 
 #[cfg(test)]

@@ -35,16 +35,19 @@
 //!   `timestamp`. No object version.
 //! - Redelivery window: SendGrid retries a failed POST for 24 hours.
 
-use crate::encoding;
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureHeader,
     SignedMessage,
 };
 
-const SIGNATURE: &str = "x-twilio-email-event-webhook-signature";
-const TIMESTAMP: &str = "x-twilio-email-event-webhook-timestamp";
+/// Standard base64 of the DER ECDSA P-256 signature of `"{timestamp as sent}{body}"`.
+const SIGNATURE: SignatureHeader<'static> = SignatureHeader::base64(
+    "X-Twilio-Email-Event-Webhook-Signature",
+    Algorithm::EcdsaP256Sha256,
+);
+const TIMESTAMP: &str = "X-Twilio-Email-Event-Webhook-Timestamp";
 
 #[derive(Debug, Default)]
 pub struct Sendgrid;
@@ -80,26 +83,13 @@ impl Adapter for Sendgrid {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let headers = request.headers;
-        let signature = headers.get_nonempty(SIGNATURE).ok_or_else(|| {
-            Refusal::missing_signature("no X-Twilio-Email-Event-Webhook-Signature header")
-        })?;
-        let timestamp_text = headers.get_nonempty(TIMESTAMP).ok_or_else(|| {
-            Refusal::missing_signature("no X-Twilio-Email-Event-Webhook-Timestamp header")
-        })?;
-        let timestamp =
-            encoding::unix_seconds(timestamp_text, "X-Twilio-Email-Event-Webhook-Timestamp")?;
-        let signature = encoding::base64_signature(signature)
-            .filter(|der| !der.is_empty())
-            .ok_or_else(|| {
-                Refusal::malformed_signature("X-Twilio-Email-Event-Webhook-Signature is not base64")
-            })?;
+        let (candidate, timestamp) = SIGNATURE.with_unix_timestamp(request.headers, TIMESTAMP)?;
         Ok(SignatureClaim {
-            timestamp: Some(timestamp),
+            timestamp: Some(timestamp.seconds),
             message: SignedMessage::new()
-                .owned(timestamp_text.as_bytes())
+                .owned(timestamp.text.as_bytes())
                 .borrowed(request.body),
-            candidates: vec![Candidate::new(Algorithm::EcdsaP256Sha256, signature)],
+            candidates: vec![candidate],
         })
     }
 
@@ -286,7 +276,7 @@ mod tests {
     fn missing_and_malformed_headers() {
         let sig = sign(&signing_key(1), "1000", ONE);
         let only_ts: Headers = [(TIMESTAMP, "1000")].into_iter().collect();
-        let only_sig: Headers = [(SIGNATURE, sig.as_str())].into_iter().collect();
+        let only_sig: Headers = [(SIGNATURE.name, sig.as_str())].into_iter().collect();
         assert_eq!(
             verify(&only_ts, ONE, 1000).unwrap_err(),
             Reason::MissingSignature

@@ -24,13 +24,15 @@
 //! - Redelivery window: since September 2024, 8 retries over 4 hours with the
 //!   original payload.
 
-use crate::encoding;
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignedMessage,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureHeader,
 };
+
+/// Standard base64 of the HMAC-SHA256 of the raw body.
+const SIGNATURE: SignatureHeader<'static> =
+    SignatureHeader::base64("X-Shopify-Hmac-Sha256", Algorithm::HmacSha256);
 
 #[derive(Debug, Default)]
 pub struct Shopify;
@@ -57,17 +59,7 @@ impl Adapter for Shopify {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let header = request
-            .headers
-            .get_nonempty("x-shopify-hmac-sha256")
-            .ok_or_else(|| Refusal::missing_signature("no X-Shopify-Hmac-Sha256 header"))?;
-        let signature = encoding::base64_signature(header)
-            .ok_or_else(|| Refusal::malformed_signature("X-Shopify-Hmac-Sha256 is not base64"))?;
-        Ok(SignatureClaim {
-            timestamp: None,
-            message: SignedMessage::new().borrowed(request.body),
-            candidates: vec![Candidate::new(Algorithm::HmacSha256, signature)],
-        })
+        SIGNATURE.body_claim(request)
     }
 
     fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {
@@ -97,12 +89,7 @@ impl Adapter for Shopify {
 /// Signs a body the way Shopify does: base64 HMAC-SHA256 of the raw body.
 /// Used by tests and load generators.
 pub fn sign(secret: &str, body: &[u8]) -> String {
-    use base64::Engine;
-    use hmac::Mac;
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
-        .expect("HMAC accepts keys of any length");
-    mac.update(body);
-    base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+    SIGNATURE.sign_hmac(secret.as_bytes(), &[body])
 }
 
 #[cfg(test)]

@@ -30,18 +30,19 @@
 //!   at once, after 1 minute and after 5 minutes — and never later; an hour
 //!   covers that with room for slow responses.
 
-use hmac::Mac;
-
-use crate::encoding;
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Candidate, Envelope, Key, KeyError, Outcome, Refusal, Reply, Request,
-    SignatureClaim, SignedMessage,
+    Adapter, Algorithm, Envelope, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
+    SignatureHeader, SignedMessage,
 };
 
-/// The length of an HMAC-SHA256 tag, in bytes.
-const SHA256_LEN: usize = 32;
+/// `v0=` and the hex HMAC-SHA256 of `"v0:{timestamp}:{body}"`: 32 bytes, or malformed.
+const SIGNATURE: SignatureHeader<'static> =
+    SignatureHeader::hex("X-Slack-Signature", Algorithm::HmacSha256)
+        .with_prefix("v0=")
+        .with_length(32);
+const TIMESTAMP: &str = "X-Slack-Request-Timestamp";
 
 #[derive(Debug, Default)]
 pub struct Slack;
@@ -68,28 +69,13 @@ impl Adapter for Slack {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let headers = request.headers;
-        let signature = headers
-            .get_nonempty("x-slack-signature")
-            .ok_or_else(|| Refusal::missing_signature("no X-Slack-Signature header"))?;
-        let timestamp = headers
-            .get_nonempty("x-slack-request-timestamp")
-            .ok_or_else(|| Refusal::missing_signature("no X-Slack-Request-Timestamp header"))?;
-        let timestamp = encoding::unix_seconds(timestamp, "X-Slack-Request-Timestamp")?;
-        let hex = signature.strip_prefix("v0=").ok_or_else(|| {
-            Refusal::malformed_signature("X-Slack-Signature does not start with `v0=`")
-        })?;
-        let signature = encoding::hex_signature(hex)
-            .filter(|bytes| bytes.len() == SHA256_LEN)
-            .ok_or_else(|| {
-                Refusal::malformed_signature("X-Slack-Signature is not 64 hex digits")
-            })?;
+        let (candidate, timestamp) = SIGNATURE.with_unix_timestamp(request.headers, TIMESTAMP)?;
         Ok(SignatureClaim {
-            timestamp: Some(timestamp),
+            timestamp: Some(timestamp.seconds),
             message: SignedMessage::new()
-                .owned(format!("v0:{timestamp}:"))
+                .owned(format!("v0:{}:", timestamp.seconds))
                 .borrowed(request.body),
-            candidates: vec![Candidate::new(Algorithm::HmacSha256, signature)],
+            candidates: vec![candidate],
         })
     }
 
@@ -180,11 +166,10 @@ fn interactive_envelope(payload: &[u8]) -> Result<Outcome, Refusal> {
 /// Signs a body the way Slack does: the `X-Slack-Signature` value
 /// `v0=<hex HMAC-SHA256 of "v0:{timestamp}:{body}">`. For tests and examples.
 pub fn sign(secret: &str, timestamp: i64, body: &[u8]) -> String {
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
-        .expect("HMAC accepts keys of any length");
-    mac.update(format!("v0:{timestamp}:").as_bytes());
-    mac.update(body);
-    format!("v0={}", hex::encode(mac.finalize().into_bytes()))
+    SIGNATURE.sign_hmac(
+        secret.as_bytes(),
+        &[format!("v0:{timestamp}:").as_bytes(), body],
+    )
 }
 
 #[cfg(test)]

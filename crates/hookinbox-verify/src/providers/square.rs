@@ -18,13 +18,16 @@
 //!   Square's object versions are not uniform across types, so none is claimed.
 //! - Redelivery window: unsuccessful deliveries are retried for up to 72 hours.
 
-use crate::encoding;
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureHeader,
     SignedMessage,
 };
+
+/// Standard base64 of the HMAC-SHA256 of notification URL + body.
+const SIGNATURE: SignatureHeader<'static> =
+    SignatureHeader::base64("x-square-hmacsha256-signature", Algorithm::HmacSha256);
 
 #[derive(Debug)]
 pub struct Square {
@@ -71,19 +74,12 @@ impl Adapter for Square {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let header = request
-            .headers
-            .get_nonempty("x-square-hmacsha256-signature")
-            .ok_or_else(|| Refusal::missing_signature("no x-square-hmacsha256-signature header"))?;
-        let signature = encoding::base64_signature(header).ok_or_else(|| {
-            Refusal::malformed_signature("x-square-hmacsha256-signature is not base64")
-        })?;
         Ok(SignatureClaim {
             timestamp: None,
             message: SignedMessage::new()
                 .owned(self.notification_url.as_bytes())
                 .borrowed(request.body),
-            candidates: vec![Candidate::new(Algorithm::HmacSha256, signature)],
+            candidates: vec![SIGNATURE.candidate(request.headers)?],
         })
     }
 
@@ -104,13 +100,10 @@ impl Adapter for Square {
 /// Signs a body the way Square does: base64 HMAC-SHA256 of notification URL
 /// + body. Used by tests and load generators.
 pub fn sign(signature_key: &str, notification_url: &str, body: &[u8]) -> String {
-    use base64::Engine;
-    use hmac::Mac;
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(signature_key.as_bytes())
-        .expect("HMAC accepts keys of any length");
-    mac.update(notification_url.as_bytes());
-    mac.update(body);
-    base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+    SIGNATURE.sign_hmac(
+        signature_key.as_bytes(),
+        &[notification_url.as_bytes(), body],
+    )
 }
 
 #[cfg(test)]

@@ -31,11 +31,12 @@
 //!   margin and the usual manual recovery after an outage.
 
 use base64::Engine;
-use hmac::Mac;
 
 use crate::encoding;
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
+use crate::signature::hmac_sha256;
+use crate::signature_header;
 use crate::{
     Adapter, Algorithm, Candidate, Envelope, Key, KeyError, Outcome, Refusal, Request,
     SignatureClaim, SignedMessage,
@@ -113,13 +114,8 @@ impl Adapter for Standard {
         let signature = headers.get_nonempty(names.signature).ok_or_else(|| {
             Refusal::missing_signature("no webhook-signature (or svix-signature) header")
         })?;
-        let id = headers
-            .get_nonempty(names.id)
-            .ok_or_else(|| Refusal::missing_signature(format!("no {} header", names.id)))?;
-        let timestamp_text = headers
-            .get_nonempty(names.timestamp)
-            .ok_or_else(|| Refusal::missing_signature(format!("no {} header", names.timestamp)))?;
-        let timestamp = encoding::unix_seconds(timestamp_text, names.timestamp)?;
+        let id = signature_header::required(headers, names.id)?;
+        let timestamp = signature_header::unix_timestamp(headers, names.timestamp)?.seconds;
 
         let mut candidates = Vec::new();
         for entry in signature.split(' ').filter(|e| !e.is_empty()) {
@@ -185,12 +181,10 @@ fn signed_content(id: &str, timestamp: i64, body: &[u8]) -> Vec<u8> {
 /// `key` is the decoded secret (the bytes after `whsec_`). Used by tests and
 /// by delivery targets that re-sign forwarded events.
 pub fn sign_v1(key: &[u8], id: &str, timestamp: i64, body: &[u8]) -> String {
-    let mut mac =
-        hmac::Hmac::<sha2::Sha256>::new_from_slice(key).expect("HMAC accepts keys of any length");
-    mac.update(&signed_content(id, timestamp, body));
+    let mac = hmac_sha256(key, &[&signed_content(id, timestamp, body)]);
     format!(
         "v1,{}",
-        base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+        base64::engine::general_purpose::STANDARD.encode(mac)
     )
 }
 

@@ -14,6 +14,7 @@
 use crate::encoding;
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
+use crate::signature_header;
 use crate::{
     Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
     SignedMessage,
@@ -44,10 +45,7 @@ impl Adapter for Stripe {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let header = request
-            .headers
-            .get_nonempty("stripe-signature")
-            .ok_or_else(|| Refusal::missing_signature("no Stripe-Signature header"))?;
+        let header = signature_header::required(request.headers, "Stripe-Signature")?;
         let mut timestamp = None;
         let mut v1_entries = 0usize;
         let mut candidates = Vec::new();

@@ -37,13 +37,16 @@
 
 use sha2::Digest;
 
-use crate::encoding;
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureHeader,
     SignedMessage,
 };
+
+/// Standard base64 of the HMAC-SHA1 of the signed URL (and parameters).
+const SIGNATURE: SignatureHeader<'static> =
+    SignatureHeader::base64("X-Twilio-Signature", Algorithm::HmacSha1);
 
 #[derive(Debug)]
 pub struct Twilio {
@@ -91,12 +94,7 @@ impl Adapter for Twilio {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let header = request
-            .headers
-            .get_nonempty("x-twilio-signature")
-            .ok_or_else(|| Refusal::missing_signature("no X-Twilio-Signature header"))?;
-        let signature = encoding::base64_signature(header)
-            .ok_or_else(|| Refusal::malformed_signature("X-Twilio-Signature is not base64"))?;
+        let candidate = SIGNATURE.candidate(request.headers)?;
         let signed: Vec<String> = match body_hash_param(request.query) {
             Some(hash) => {
                 let presented = hex::decode(&hash)
@@ -131,7 +129,7 @@ impl Adapter for Twilio {
         Ok(SignatureClaim {
             timestamp: None,
             message,
-            candidates: vec![Candidate::new(Algorithm::HmacSha1, signature)],
+            candidates: vec![candidate],
         })
     }
 
@@ -242,12 +240,7 @@ pub fn form_signing_string(url: &str, body: &[u8]) -> String {
 
 /// Signs a string the way Twilio does: base64 HMAC-SHA1 keyed with the auth token.
 pub fn sign(auth_token: &str, signing_string: &str) -> String {
-    use base64::Engine;
-    use hmac::Mac;
-    let mut mac = hmac::Hmac::<sha1::Sha1>::new_from_slice(auth_token.as_bytes())
-        .expect("HMAC accepts keys of any length");
-    mac.update(signing_string.as_bytes());
-    base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+    SIGNATURE.sign_hmac(auth_token.as_bytes(), &[signing_string.as_bytes()])
 }
 
 #[cfg(test)]

@@ -27,15 +27,19 @@
 
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
+use crate::signature_header;
 use crate::{
-    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
-    SignedMessage,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
+    SignatureHeader, SignedMessage,
 };
 
-const SIGNATURE: &str = "twitch-eventsub-message-signature";
-const MESSAGE_ID: &str = "twitch-eventsub-message-id";
-const TIMESTAMP: &str = "twitch-eventsub-message-timestamp";
-const MESSAGE_TYPE: &str = "twitch-eventsub-message-type";
+/// `sha256=` and the hex HMAC-SHA256 of `"{message id}{timestamp}{body}"`.
+const SIGNATURE: SignatureHeader<'static> =
+    SignatureHeader::hex("Twitch-Eventsub-Message-Signature", Algorithm::HmacSha256)
+        .with_prefix("sha256=");
+const MESSAGE_ID: &str = "Twitch-Eventsub-Message-Id";
+const TIMESTAMP: &str = "Twitch-Eventsub-Message-Timestamp";
+const MESSAGE_TYPE: &str = "Twitch-Eventsub-Message-Type";
 
 /// The message type Twitch sends to prove the callback belongs to the app.
 const VERIFICATION: &str = "webhook_callback_verification";
@@ -67,32 +71,18 @@ impl Adapter for Twitch {
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
         let headers = request.headers;
-        let signature = headers.get_nonempty(SIGNATURE).ok_or_else(|| {
-            Refusal::missing_signature("no Twitch-Eventsub-Message-Signature header")
-        })?;
-        let message_id = headers
-            .get_nonempty(MESSAGE_ID)
-            .ok_or_else(|| Refusal::missing_signature("no Twitch-Eventsub-Message-Id header"))?;
-        let timestamp_text = headers.get_nonempty(TIMESTAMP).ok_or_else(|| {
-            Refusal::missing_signature("no Twitch-Eventsub-Message-Timestamp header")
-        })?;
+        let signature = SIGNATURE.value(headers)?;
+        let message_id = signature_header::required(headers, MESSAGE_ID)?;
+        let timestamp_text = signature_header::required(headers, TIMESTAMP)?;
         let timestamp = envelope::rfc3339_seconds(timestamp_text).ok_or_else(|| {
             Refusal::timestamp("Twitch-Eventsub-Message-Timestamp is not an RFC 3339 time")
         })?;
-        let signature = signature
-            .strip_prefix("sha256=")
-            .and_then(crate::encoding::hex_signature)
-            .ok_or_else(|| {
-                Refusal::malformed_signature(
-                    "Twitch-Eventsub-Message-Signature is not `sha256=<hex>`",
-                )
-            })?;
         Ok(SignatureClaim {
             timestamp: Some(timestamp),
             message: SignedMessage::new()
                 .owned(format!("{message_id}{timestamp_text}"))
                 .borrowed(request.body),
-            candidates: vec![Candidate::new(Algorithm::HmacSha256, signature)],
+            candidates: vec![SIGNATURE.decode(signature)?],
         })
     }
 
@@ -250,7 +240,7 @@ mod tests {
         // The message id is signed: another id with the same signature fails.
         let mut other_id = Headers::new();
         for (name, value) in signed("notification", FOLLOW).iter() {
-            let value = if name == MESSAGE_ID {
+            let value = if name.eq_ignore_ascii_case(MESSAGE_ID) {
                 "other-id"
             } else {
                 value
@@ -266,8 +256,11 @@ mod tests {
     #[test]
     fn missing_and_malformed_headers() {
         let full = signed("notification", FOLLOW);
-        for missing in [SIGNATURE, MESSAGE_ID, TIMESTAMP] {
-            let h: Headers = full.iter().filter(|(n, _)| *n != missing).collect();
+        for missing in [SIGNATURE.name, MESSAGE_ID, TIMESTAMP] {
+            let h: Headers = full
+                .iter()
+                .filter(|(n, _)| !n.eq_ignore_ascii_case(missing))
+                .collect();
             assert_eq!(
                 verify(&h, FOLLOW, NOW).unwrap_err(),
                 Reason::MissingSignature,
@@ -286,7 +279,10 @@ mod tests {
             verify(&headers("notification", "1700000000", &sig), FOLLOW, NOW).unwrap_err(),
             Reason::Timestamp
         );
-        let no_type: Headers = full.iter().filter(|(n, _)| *n != MESSAGE_TYPE).collect();
+        let no_type: Headers = full
+            .iter()
+            .filter(|(n, _)| !n.eq_ignore_ascii_case(MESSAGE_TYPE))
+            .collect();
         assert_eq!(
             verify(&no_type, FOLLOW, NOW).unwrap_err(),
             Reason::MalformedBody

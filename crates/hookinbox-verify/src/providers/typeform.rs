@@ -19,13 +19,15 @@
 //! - Redelivery window: 429/408/503/423 answers are retried every 2–3 minutes
 //!   for 10 hours; other failures five times over about 3.5 hours. 10 hours.
 
-use crate::encoding;
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignedMessage,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureHeader,
 };
+
+/// `sha256=` and the standard base64 of the HMAC-SHA256 of the raw body.
+const SIGNATURE: SignatureHeader<'static> =
+    SignatureHeader::base64("Typeform-Signature", Algorithm::HmacSha256).with_prefix("sha256=");
 
 #[derive(Debug, Default)]
 pub struct Typeform;
@@ -52,21 +54,7 @@ impl Adapter for Typeform {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let header = request
-            .headers
-            .get_nonempty("typeform-signature")
-            .ok_or_else(|| Refusal::missing_signature("no Typeform-Signature header"))?;
-        let encoded = header.strip_prefix("sha256=").ok_or_else(|| {
-            Refusal::malformed_signature("Typeform-Signature does not start with `sha256=`")
-        })?;
-        let signature = encoding::base64_signature(encoded).ok_or_else(|| {
-            Refusal::malformed_signature("Typeform-Signature is not base64 after `sha256=`")
-        })?;
-        Ok(SignatureClaim {
-            timestamp: None,
-            message: SignedMessage::new().borrowed(request.body),
-            candidates: vec![Candidate::new(Algorithm::HmacSha256, signature)],
-        })
+        SIGNATURE.body_claim(request)
     }
 
     fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {
@@ -86,15 +74,7 @@ impl Adapter for Typeform {
 /// Signs a body the way Typeform does and returns the whole header value
 /// (`sha256=<base64>`). Used by tests and load generators.
 pub fn sign(secret: &str, body: &[u8]) -> String {
-    use base64::Engine;
-    use hmac::Mac;
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
-        .expect("HMAC accepts keys of any length");
-    mac.update(body);
-    format!(
-        "sha256={}",
-        base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
-    )
+    SIGNATURE.sign_hmac(secret.as_bytes(), &[body])
 }
 
 #[cfg(test)]

@@ -28,13 +28,16 @@
 //! - Redelivery window: Xero retries for up to 24 hours, then disables the
 //!   webhook.
 
-use crate::encoding;
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
-    SignedMessage,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
+    SignatureHeader,
 };
+
+/// Standard base64 of the HMAC-SHA256 of the raw body.
+const SIGNATURE: SignatureHeader<'static> =
+    SignatureHeader::base64("x-xero-signature", Algorithm::HmacSha256);
 
 #[derive(Debug, Default)]
 pub struct Xero;
@@ -61,17 +64,7 @@ impl Adapter for Xero {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let signature = request
-            .headers
-            .get_nonempty("x-xero-signature")
-            .ok_or_else(|| Refusal::missing_signature("no x-xero-signature header"))?;
-        let signature = encoding::base64_signature(signature)
-            .ok_or_else(|| Refusal::malformed_signature("x-xero-signature is not base64"))?;
-        Ok(SignatureClaim {
-            timestamp: None,
-            message: SignedMessage::new().borrowed(request.body),
-            candidates: vec![Candidate::new(Algorithm::HmacSha256, signature)],
-        })
+        SIGNATURE.body_claim(request)
     }
 
     fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {

@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 use super::template::{Piece, Template};
 use crate::registry::SettingsError;
+use crate::SignatureEncoding;
 
 /// The timestamp tolerance when a timestamp header is set and no
 /// `tolerance_seconds` is given: the five minutes most providers use.
@@ -47,16 +48,6 @@ impl HmacAlgorithm {
             HmacAlgorithm::Sha1 => 20,
         }
     }
-}
-
-/// How the signature is written in its header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SignatureEncoding {
-    /// Hex, either case.
-    Hex,
-    /// Standard base64, padding optional.
-    Base64,
 }
 
 /// How a sender without a dedicated adapter signs its webhooks: an HMAC of a
