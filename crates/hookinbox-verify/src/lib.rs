@@ -27,6 +27,8 @@ pub mod registry;
 pub mod request;
 pub mod signature;
 pub mod signature_header;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod verifier;
 
 pub use adapter::Adapter;

@@ -180,32 +180,18 @@ fn scalar_text(value: Option<&serde_json::Value>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Headers, Reason, SecretInput, Verifier};
+    use crate::signature::hmac_sha256;
+    use crate::test_support;
+    use crate::{Headers, Reason};
     use base64::Engine;
-    use hmac::Mac;
     use proptest::prelude::*;
 
     /// The example key of Adyen's own HMAC tools.
     const KEY: &str = "11223344D785FBAE710E7F943F307971BB61B21281C98C9129B3D4018A57B2EB";
 
-    fn verifier_for(key: &str) -> Verifier {
-        Verifier::new(
-            Box::new(Adyen),
-            [SecretInput {
-                version: "1".into(),
-                value: key.into(),
-                not_before: None,
-                not_after: None,
-            }],
-        )
-        .unwrap()
-    }
-
     fn sign(key_hex: &str, data: &str) -> String {
-        let key = hex::decode(key_hex).unwrap();
-        let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
-        mac.update(data.as_bytes());
-        base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+        let mac = hmac_sha256(&hex::decode(key_hex).unwrap(), &[data.as_bytes()]);
+        base64::engine::general_purpose::STANDARD.encode(mac)
     }
 
     /// A notification body whose item carries `signature` (omitted when `None`).
@@ -223,11 +209,8 @@ mod tests {
     const DATA: &str = "7914073381342284::TestMerchant:order-1:1130:EUR:AUTHORISATION:true";
 
     fn verify(body: &[u8]) -> Result<Outcome, Reason> {
-        let headers = Headers::new();
-        verifier_for(KEY)
-            .verify(&Request::new(&headers, body), 0)
-            .map(|v| v.into_outcome())
-            .map_err(|f| f.refusal.reason)
+        let verifier = test_support::verifier(Box::new(Adyen), KEY);
+        test_support::verify(&verifier, &Headers::new(), body, 0).map(|v| v.into_outcome())
     }
 
     #[test]

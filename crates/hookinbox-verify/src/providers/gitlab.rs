@@ -93,30 +93,17 @@ impl Adapter for Gitlab {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Headers, Reason, SecretInput, Verifier};
+    use crate::test_support;
+    use crate::{Headers, Reason, Verified};
     use proptest::prelude::*;
 
     const TOKEN: &str = "glwt-secret";
     const BODY: &[u8] = br#"{"object_kind":"push","ref":"refs/heads/main"}"#;
 
-    fn verifier() -> Verifier {
-        Verifier::new(
-            Box::new(Gitlab),
-            [SecretInput {
-                version: "1".into(),
-                value: TOKEN.into(),
-                not_before: None,
-                not_after: None,
-            }],
-        )
-        .unwrap()
-    }
-
-    fn verify(headers: &[(&str, &str)], body: &[u8]) -> Result<crate::Verified, Reason> {
+    fn verify(headers: &[(&str, &str)], body: &[u8]) -> Result<Verified, Reason> {
+        let verifier = test_support::verifier(Box::new(Gitlab), TOKEN);
         let headers: Headers = headers.iter().copied().collect();
-        verifier()
-            .verify(&Request::new(&headers, body), 0)
-            .map_err(|failure| failure.refusal.reason)
+        test_support::verify(&verifier, &headers, body, 0)
     }
 
     #[test]
@@ -175,24 +162,8 @@ mod tests {
 
     #[test]
     fn a_rotated_token_is_still_trusted_during_the_overlap() {
-        let verifier = Verifier::new(
-            Box::new(Gitlab),
-            [
-                SecretInput {
-                    version: "new".into(),
-                    value: "new-token".into(),
-                    not_before: None,
-                    not_after: None,
-                },
-                SecretInput {
-                    version: "old".into(),
-                    value: TOKEN.into(),
-                    not_before: None,
-                    not_after: None,
-                },
-            ],
-        )
-        .unwrap();
+        let verifier =
+            test_support::verifier_with(Box::new(Gitlab), &[("new", "new-token"), ("old", TOKEN)]);
         let headers: Headers = [("X-Gitlab-Token", TOKEN), ("Idempotency-Key", "i")]
             .into_iter()
             .collect();

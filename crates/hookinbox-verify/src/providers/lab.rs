@@ -80,32 +80,21 @@ pub fn sign(secret: &str, timestamp: i64, body: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Headers, Reason, SecretInput, Verifier};
+    use crate::test_support;
+    use crate::{Headers, Reason, Verified};
 
-    fn verifier() -> Verifier {
-        Verifier::new(
-            Box::new(Lab),
-            [SecretInput {
-                version: "1".into(),
-                value: "s3cret".into(),
-                not_before: None,
-                not_after: None,
-            }],
-        )
-        .unwrap()
-    }
-
-    fn headers(ts: &str, sig: &str) -> Headers {
-        [("X-Timestamp", ts), ("X-Signature", sig)]
+    fn verify(ts: &str, sig: &str, body: &[u8], now: i64) -> Result<Verified, Reason> {
+        let verifier = test_support::verifier(Box::new(Lab), "s3cret");
+        let headers: Headers = [("X-Timestamp", ts), ("X-Signature", sig)]
             .into_iter()
-            .collect()
+            .collect();
+        test_support::verify(&verifier, &headers, body, now)
     }
 
     #[test]
     fn signed_request_verifies_and_reads_the_id() {
         let body = br#"{"id":"e1","type":"t"}"#;
-        let h = headers("1000", &sign("s3cret", 1000, body));
-        let verified = verifier().verify(&Request::new(&h, body), 1000).unwrap();
+        let verified = verify("1000", &sign("s3cret", 1000, body), body, 1000).unwrap();
         let event = verified.event().unwrap();
         assert_eq!(event.event_id, "e1");
         assert_eq!(event.event_type.as_deref(), Some("t"));
@@ -115,32 +104,18 @@ mod tests {
     #[test]
     fn window_edges() {
         let body = br#"{"id":"e1"}"#;
-        let at = |ts: i64, now: i64| {
-            let h = headers(&ts.to_string(), &sign("s3cret", ts, body));
-            verifier().verify(&Request::new(&h, body), now).map(|_| ())
-        };
-        assert!(at(700, 1000).is_ok());
-        assert!(at(1300, 1000).is_ok());
-        assert_eq!(at(699, 1000).unwrap_err().refusal.reason, Reason::Timestamp);
-        assert_eq!(
-            at(1301, 1000).unwrap_err().refusal.reason,
-            Reason::Timestamp
-        );
+        test_support::assert_window(1000, 300, |ts| {
+            verify(&ts.to_string(), &sign("s3cret", ts, body), body, 1000)
+        });
     }
 
     #[test]
     fn missing_id_after_valid_signature_is_missing_event_id() {
         let body = br#"{"amount":1}"#;
-        let h = headers("1000", &sign("s3cret", 1000, body));
-        let err = verifier()
-            .verify(&Request::new(&h, body), 1000)
-            .unwrap_err();
-        assert_eq!(err.refusal.reason, Reason::MissingEventId);
+        let err = verify("1000", &sign("s3cret", 1000, body), body, 1000).unwrap_err();
+        assert_eq!(err, Reason::MissingEventId);
         let body = b"not json";
-        let h = headers("1000", &sign("s3cret", 1000, body));
-        let err = verifier()
-            .verify(&Request::new(&h, body), 1000)
-            .unwrap_err();
-        assert_eq!(err.refusal.reason, Reason::MalformedBody);
+        let err = verify("1000", &sign("s3cret", 1000, body), body, 1000).unwrap_err();
+        assert_eq!(err, Reason::MalformedBody);
     }
 }

@@ -126,7 +126,8 @@ pub fn sign(secret: &str, body: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Headers, Reason, SecretInput, Verifier};
+    use crate::test_support::{self, Signed};
+    use crate::{Headers, Reason, Verified};
     use proptest::prelude::*;
 
     const SECRET: &str = "lin_wh_secret";
@@ -138,27 +139,19 @@ mod tests {
         .into_bytes()
     }
 
-    fn verify(signature: &str, body: &[u8], now: i64) -> Result<crate::Verified, Reason> {
-        let verifier = Verifier::new(
-            Box::new(Linear),
-            [SecretInput {
-                version: "1".into(),
-                value: SECRET.into(),
-                not_before: None,
-                not_after: None,
-            }],
-        )
-        .unwrap();
-        let headers: Headers = [
+    fn verify_headers(headers: &[(&str, &str)], body: &[u8], now: i64) -> Result<Verified, Reason> {
+        let verifier = test_support::verifier(Box::new(Linear), SECRET);
+        let headers: Headers = headers.iter().copied().collect();
+        test_support::verify(&verifier, &headers, body, now)
+    }
+
+    fn verify(signature: &str, body: &[u8], now: i64) -> Result<Verified, Reason> {
+        let headers = [
             ("Linear-Signature", signature),
             ("Linear-Delivery", "del-1"),
             ("Linear-Event", "Issue"),
-        ]
-        .into_iter()
-        .collect();
-        verifier
-            .verify(&Request::new(&headers, body), now)
-            .map_err(|failure| failure.refusal.reason)
+        ];
+        verify_headers(&headers, body, now)
     }
 
     #[test]
@@ -237,36 +230,16 @@ mod tests {
     #[test]
     fn the_unsigned_timestamp_header_is_ignored() {
         let body = body_at(0);
-        let verifier = Verifier::new(
-            Box::new(Linear),
-            [SecretInput {
-                version: "1".into(),
-                value: SECRET.into(),
-                not_before: None,
-                not_after: None,
-            }],
-        )
-        .unwrap();
         let signature = sign(SECRET, &body);
-        let headers: Headers = [
+        let headers = [
             ("Linear-Signature", signature.as_str()),
             ("Linear-Delivery", "del-1"),
             ("Linear-Timestamp", "1000000"),
-        ]
-        .into_iter()
-        .collect();
-        let err = verifier
-            .verify(&Request::new(&headers, &body), 1000)
-            .unwrap_err();
-        assert_eq!(err.refusal.reason, Reason::Timestamp);
-    }
-
-    fn signed(signature: &str, body: &[u8], secret: &str) -> bool {
-        let key = Linear.parse_key(secret).unwrap();
-        let headers: Headers = [("Linear-Signature", signature)].into_iter().collect();
-        Linear
-            .claim(&Request::new(&headers, body))
-            .is_ok_and(|claim| claim.is_signed_by(&key))
+        ];
+        assert_eq!(
+            verify_headers(&headers, &body, 1000).unwrap_err(),
+            Reason::Timestamp
+        );
     }
 
     proptest! {
@@ -284,17 +257,10 @@ mod tests {
                 &serde_json::json!({"webhookTimestamp": millis, "data": {"text": text}}),
             )
             .unwrap();
-            let signature = sign(&secret, &body);
-            prop_assert!(signed(&signature, &body, &secret));
-
-            let mut changed = body.clone();
-            changed[at.index(body.len())] ^= flip;
-            prop_assert!(!signed(&signature, &changed, &secret));
-
-            let mut raw = hex::decode(&signature).unwrap();
-            let i = at.index(raw.len());
-            raw[i] ^= flip;
-            prop_assert!(!signed(&hex::encode(raw), &body, &secret));
+            let signed = Signed::in_header(
+                Box::new(Linear), &secret, SIGNATURE, &sign(&secret, &body), &[],
+            );
+            test_support::check_single_byte_changes(&signed, &body, at, flip)?;
         }
     }
 }

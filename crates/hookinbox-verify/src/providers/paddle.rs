@@ -133,33 +133,24 @@ pub fn sign(secret: &str, timestamp: i64, body: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Headers, Reason, SecretInput, Verifier};
+    use crate::test_support::{self, Signed};
+    use crate::{Headers, Reason, Verified};
     use proptest::prelude::*;
 
     const SECRET: &str = "pdl_ntfset_test";
     const BODY: &[u8] = br#"{"event_id":"evt_1","event_type":"transaction.completed","occurred_at":"2023-11-14T22:13:20Z","data":{"id":"txn_1"}}"#;
 
-    fn verifier() -> Verifier {
-        Verifier::new(
-            Box::new(Paddle),
-            [SecretInput {
-                version: "1".into(),
-                value: SECRET.into(),
-                not_before: None,
-                not_after: None,
-            }],
-        )
-        .unwrap()
-    }
-
     fn headers(value: &str) -> Headers {
         [("Paddle-Signature", value)].into_iter().collect()
     }
 
-    fn verify(header: &str, body: &[u8], now: i64) -> Result<crate::Verified, Reason> {
-        verifier()
-            .verify(&Request::new(&headers(header), body), now)
-            .map_err(|failure| failure.refusal.reason)
+    fn verify_headers(headers: &Headers, body: &[u8], now: i64) -> Result<Verified, Reason> {
+        let verifier = test_support::verifier(Box::new(Paddle), SECRET);
+        test_support::verify(&verifier, headers, body, now)
+    }
+
+    fn verify(header: &str, body: &[u8], now: i64) -> Result<Verified, Reason> {
+        verify_headers(&headers(header), body, now)
     }
 
     #[test]
@@ -194,13 +185,8 @@ mod tests {
             verify(&sign("other", 1000, BODY), BODY, 1000).unwrap_err(),
             Reason::Signature
         );
-        let none: Headers = Headers::new();
         assert_eq!(
-            verifier()
-                .verify(&Request::new(&none, BODY), 1000)
-                .unwrap_err()
-                .refusal
-                .reason,
+            verify_headers(&Headers::new(), BODY, 1000).unwrap_err(),
             Reason::MissingSignature
         );
         for malformed in [
@@ -226,18 +212,19 @@ mod tests {
 
     #[test]
     fn five_second_window_both_directions() {
-        let at = |ts: i64| verify(&sign(SECRET, ts, BODY), BODY, 1000).map(|_| ());
-        assert!(at(995).is_ok());
-        assert!(at(1005).is_ok());
-        assert_eq!(at(994).unwrap_err(), Reason::Timestamp);
-        assert_eq!(at(1006).unwrap_err(), Reason::Timestamp);
+        test_support::assert_window(1000, 5, |ts| verify(&sign(SECRET, ts, BODY), BODY, 1000));
     }
 
-    fn signed(header: &str, body: &[u8], secret: &str) -> bool {
-        let key = Paddle.parse_key(secret).unwrap();
-        Paddle
-            .claim(&Request::new(&headers(header), body))
-            .is_ok_and(|claim| claim.is_signed_by(&key))
+    /// A request signed at `ts`, its `h1` signature decoded.
+    fn signed(secret: &str, ts: i64, body: &[u8]) -> Signed {
+        let header = sign(secret, ts, body);
+        let (_, h1) = header.split_once(";h1=").unwrap();
+        Signed {
+            adapter: Box::new(Paddle),
+            key: Paddle.parse_key(secret).unwrap(),
+            signature: hex::decode(h1).unwrap(),
+            headers: Box::new(move |h1| headers(&format!("ts={ts};h1={}", hex::encode(h1)))),
+        }
     }
 
     proptest! {
@@ -251,22 +238,12 @@ mod tests {
             at in any::<prop::sample::Index>(),
             flip in 1u8..=255,
         ) {
-            let header = sign(&secret, ts, &body);
-            prop_assert!(signed(&header, &body, &secret));
+            let signed_at_ts = signed(&secret, ts, &body);
+            test_support::check_single_byte_changes(&signed_at_ts, &body, at, flip)?;
 
-            let mut changed = body.clone();
-            changed[at.index(body.len())] ^= flip;
-            prop_assert!(!signed(&header, &changed, &secret));
-
-            let (prefix, hex_sig) = header.split_once(";h1=").unwrap();
-            let mut raw = hex::decode(hex_sig).unwrap();
-            let i = at.index(raw.len());
-            raw[i] ^= flip;
-            let bad = format!("{prefix};h1={}", hex::encode(raw));
-            prop_assert!(!signed(&bad, &body, &secret));
-
-            let shifted = format!("ts={};h1={hex_sig}", ts + 1);
-            prop_assert!(!signed(&shifted, &body, &secret));
+            // `ts` is signed: the same signature under the next second fails.
+            let shifted = Signed { headers: signed(&secret, ts + 1, &body).headers, ..signed_at_ts };
+            prop_assert_eq!(shifted.verifies(&shifted.signature, &body), Ok(false));
         }
     }
 }

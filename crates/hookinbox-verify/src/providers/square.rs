@@ -109,8 +109,8 @@ pub fn sign(signature_key: &str, notification_url: &str, body: &[u8]) -> String 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Headers, Reason, SecretInput, Verifier};
-    use base64::Engine;
+    use crate::test_support::{self, Signed};
+    use crate::{Headers, Reason, Verified};
     use proptest::prelude::*;
 
     const KEY: &str = "sq-signature-key";
@@ -125,26 +125,16 @@ mod tests {
         .unwrap()
     }
 
-    fn verify(url: &str, signature: &str, body: &[u8]) -> Result<crate::Verified, Reason> {
-        let verifier = Verifier::new(
-            adapter(url),
-            [SecretInput {
-                version: "1".into(),
-                value: KEY.into(),
-                not_before: None,
-                not_after: None,
-            }],
-        )
-        .unwrap();
-        verifier
-            .verify(&Request::new(&headers(signature), body), 0)
-            .map_err(|failure| failure.refusal.reason)
+    fn verify_headers(url: &str, headers: &Headers, body: &[u8]) -> Result<Verified, Reason> {
+        let verifier = test_support::verifier(adapter(url), KEY);
+        test_support::verify(&verifier, headers, body, 0)
     }
 
-    fn headers(signature: &str) -> Headers {
-        [("x-square-hmacsha256-signature", signature)]
+    fn verify(url: &str, signature: &str, body: &[u8]) -> Result<Verified, Reason> {
+        let headers: Headers = [("x-square-hmacsha256-signature", signature)]
             .into_iter()
-            .collect()
+            .collect();
+        verify_headers(url, &headers, body)
     }
 
     #[test]
@@ -178,20 +168,10 @@ mod tests {
             verify(URL, "***", BODY).unwrap_err(),
             Reason::MalformedSignature
         );
-        let verifier = Verifier::new(
-            adapter(URL),
-            [SecretInput {
-                version: "1".into(),
-                value: KEY.into(),
-                not_before: None,
-                not_after: None,
-            }],
-        )
-        .unwrap();
-        let err = verifier
-            .verify(&Request::new(&Headers::new(), BODY), 0)
-            .unwrap_err();
-        assert_eq!(err.refusal.reason, Reason::MissingSignature);
+        assert_eq!(
+            verify_headers(URL, &Headers::new(), BODY).unwrap_err(),
+            Reason::MissingSignature
+        );
         let body = br#"{"type":"payment.updated"}"#;
         assert_eq!(
             verify(URL, &sign(KEY, URL, body), body).unwrap_err(),
@@ -222,14 +202,6 @@ mod tests {
         ));
     }
 
-    fn signed(url: &str, signature: &str, body: &[u8], secret: &str) -> bool {
-        let adapter = adapter(url);
-        let key = adapter.parse_key(secret).unwrap();
-        adapter
-            .claim(&Request::new(&headers(signature), body))
-            .is_ok_and(|claim| claim.is_signed_by(&key))
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -243,20 +215,12 @@ mod tests {
         ) {
             let url = format!("https://hooks.example.com/{path}");
             let signature = sign(&secret, &url, &body);
-            prop_assert!(signed(&url, &signature, &body, &secret));
+            let signed = Signed::in_header(adapter(&url), &secret, SIGNATURE, &signature, &[]);
+            test_support::check_single_byte_changes(&signed, &body, at, flip)?;
 
-            let mut changed = body.clone();
-            changed[at.index(body.len())] ^= flip;
-            prop_assert!(!signed(&url, &signature, &changed, &secret));
-
-            let mut raw = base64::engine::general_purpose::STANDARD.decode(&signature).unwrap();
-            let i = at.index(raw.len());
-            raw[i] ^= flip;
-            let bad = base64::engine::general_purpose::STANDARD.encode(raw);
-            prop_assert!(!signed(&url, &bad, &body, &secret));
-
-            let other_url = format!("{url}x");
-            prop_assert!(!signed(&other_url, &signature, &body, &secret));
+            // The URL is signed too: the same request checked against another URL fails.
+            let other_url = Signed { adapter: adapter(&format!("{url}x")), ..signed };
+            prop_assert_eq!(other_url.verifies(&other_url.signature, &body), Ok(false));
         }
     }
 }

@@ -201,7 +201,8 @@ pub fn sign_v1a(key: &ed25519_dalek::SigningKey, id: &str, timestamp: i64, body:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Headers, Reason, SecretInput, Verified, Verifier};
+    use crate::test_support;
+    use crate::{Headers, Reason, Verified, Verifier};
 
     const KEY: &[u8] = b"shared-key-0\x00\x01\x02\x03\x04\x05\x06\x07";
     const NOW: i64 = 1_700_000_000;
@@ -217,16 +218,8 @@ mod tests {
     }
 
     fn verifier(secrets: &[(&str, String)]) -> Verifier {
-        Verifier::new(
-            Box::new(Standard),
-            secrets.iter().map(|(version, value)| SecretInput {
-                version: (*version).into(),
-                value: value.clone(),
-                not_before: None,
-                not_after: None,
-            }),
-        )
-        .unwrap()
+        let secrets: Vec<(&str, &str)> = secrets.iter().map(|(v, s)| (*v, s.as_str())).collect();
+        test_support::verifier_with(Box::new(Standard), &secrets)
     }
 
     fn hmac_verifier() -> Verifier {
@@ -253,8 +246,7 @@ mod tests {
     }
 
     fn verify_with(v: &Verifier, h: &Headers, body: &[u8]) -> Result<Verified, Reason> {
-        v.verify(&Request::new(h, body), NOW)
-            .map_err(|f| f.refusal.reason)
+        test_support::verify(v, h, body, NOW)
     }
 
     fn verify(h: &Headers, body: &[u8]) -> Result<Verified, Reason> {
@@ -373,11 +365,7 @@ mod tests {
 
     #[test]
     fn timestamp_window_edges_both_ways() {
-        let at = |ts: i64| verify(&signed(ts, BODY), BODY).map(|_| ());
-        assert!(at(NOW - 300).is_ok());
-        assert!(at(NOW + 300).is_ok());
-        assert_eq!(at(NOW - 301).unwrap_err(), Reason::Timestamp);
-        assert_eq!(at(NOW + 301).unwrap_err(), Reason::Timestamp);
+        test_support::assert_window(NOW, 300, |ts| verify(&signed(ts, BODY), BODY));
     }
 
     #[test]

@@ -246,7 +246,8 @@ pub fn sign(auth_token: &str, signing_string: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Headers, Reason, SecretInput, Verifier};
+    use crate::test_support;
+    use crate::{Headers, Reason, Verifier};
     use base64::Engine;
     use proptest::prelude::*;
 
@@ -268,16 +269,7 @@ mod tests {
     }
 
     fn verifier(url: &str) -> Verifier {
-        Verifier::new(
-            adapter(url),
-            [SecretInput {
-                version: "1".into(),
-                value: TOKEN.into(),
-                not_before: None,
-                not_after: None,
-            }],
-        )
-        .unwrap()
+        test_support::verifier(adapter(url), TOKEN)
     }
 
     fn headers(signature: &str) -> Headers {
