@@ -150,6 +150,27 @@ impl<'a> SignatureHeader<'a> {
         })
     }
 
+    /// The whole claim of a scheme that signs a timestamp header of integer
+    /// unix seconds and the raw body: `before_body` writes what the provider
+    /// puts before the body, from the timestamp as sent or its seconds
+    /// (Slack: `"v0:{seconds}:"`). Checked as
+    /// [`SignatureHeader::with_unix_timestamp`] checks.
+    pub fn timestamped_claim<'r>(
+        &self,
+        request: &Request<'r>,
+        timestamp_header: &str,
+        before_body: impl FnOnce(SignedTimestamp<'_>) -> String,
+    ) -> Result<SignatureClaim<'r>, Refusal> {
+        let (candidate, timestamp) = self.with_unix_timestamp(request.headers, timestamp_header)?;
+        Ok(SignatureClaim {
+            timestamp: Some(timestamp.seconds),
+            message: SignedMessage::new()
+                .owned(before_body(timestamp))
+                .borrowed(request.body),
+            candidates: vec![candidate],
+        })
+    }
+
     /// Reads this signature and a timestamp header of integer unix seconds,
     /// in the order the timestamped schemes check them: both headers present
     /// (`missing_signature`), the timestamp an integer (`timestamp`), then the

@@ -38,7 +38,7 @@ use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
     Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
-    SignatureHeader, SignedMessage,
+    SignatureHeader,
 };
 
 /// Hex of the 64-byte Ed25519 signature of `"{timestamp as sent}{body}"`.
@@ -83,14 +83,7 @@ impl Adapter for Discord {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let (candidate, timestamp) = SIGNATURE.with_unix_timestamp(request.headers, TIMESTAMP)?;
-        Ok(SignatureClaim {
-            timestamp: Some(timestamp.seconds),
-            message: SignedMessage::new()
-                .owned(timestamp.text.as_bytes())
-                .borrowed(request.body),
-            candidates: vec![candidate],
-        })
+        SIGNATURE.timestamped_claim(request, TIMESTAMP, |t| t.text.to_owned())
     }
 
     fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {

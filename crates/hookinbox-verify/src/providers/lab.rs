@@ -15,7 +15,6 @@ use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
     Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureHeader,
-    SignedMessage,
 };
 
 /// Hex HMAC-SHA256 of `"{timestamp}.{body}"`.
@@ -48,14 +47,7 @@ impl Adapter for Lab {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let (candidate, timestamp) = SIGNATURE.with_unix_timestamp(request.headers, TIMESTAMP)?;
-        Ok(SignatureClaim {
-            timestamp: Some(timestamp.seconds),
-            message: SignedMessage::new()
-                .owned(format!("{}.", timestamp.seconds))
-                .borrowed(request.body),
-            candidates: vec![candidate],
-        })
+        SIGNATURE.timestamped_claim(request, TIMESTAMP, |t| format!("{}.", t.seconds))
     }
 
     fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {

@@ -39,7 +39,6 @@ use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
     Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureHeader,
-    SignedMessage,
 };
 
 /// Standard base64 of the DER ECDSA P-256 signature of `"{timestamp as sent}{body}"`.
@@ -83,14 +82,7 @@ impl Adapter for Sendgrid {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let (candidate, timestamp) = SIGNATURE.with_unix_timestamp(request.headers, TIMESTAMP)?;
-        Ok(SignatureClaim {
-            timestamp: Some(timestamp.seconds),
-            message: SignedMessage::new()
-                .owned(timestamp.text.as_bytes())
-                .borrowed(request.body),
-            candidates: vec![candidate],
-        })
+        SIGNATURE.timestamped_claim(request, TIMESTAMP, |t| t.text.to_owned())
     }
 
     fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {

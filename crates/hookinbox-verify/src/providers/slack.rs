@@ -34,7 +34,7 @@ use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
     Adapter, Algorithm, Envelope, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
-    SignatureHeader, SignedMessage,
+    SignatureHeader,
 };
 
 /// `v0=` and the hex HMAC-SHA256 of `"v0:{timestamp}:{body}"`: 32 bytes, or malformed.
@@ -69,14 +69,7 @@ impl Adapter for Slack {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let (candidate, timestamp) = SIGNATURE.with_unix_timestamp(request.headers, TIMESTAMP)?;
-        Ok(SignatureClaim {
-            timestamp: Some(timestamp.seconds),
-            message: SignedMessage::new()
-                .owned(format!("v0:{}:", timestamp.seconds))
-                .borrowed(request.body),
-            candidates: vec![candidate],
-        })
+        SIGNATURE.timestamped_claim(request, TIMESTAMP, |t| format!("v0:{}:", t.seconds))
     }
 
     fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {

@@ -33,7 +33,7 @@ use crate::registry::{AdapterSettings, SettingsError};
 use crate::signature::hmac_sha256;
 use crate::{
     Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
-    SignatureHeader, SignedMessage,
+    SignatureHeader,
 };
 
 /// `v0=` and the hex HMAC-SHA256 of `"v0:{timestamp as sent}:{body}"`.
@@ -69,14 +69,7 @@ impl Adapter for Zoom {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let (candidate, timestamp) = SIGNATURE.with_unix_timestamp(request.headers, TIMESTAMP)?;
-        Ok(SignatureClaim {
-            timestamp: Some(timestamp.seconds),
-            message: SignedMessage::new()
-                .owned(format!("v0:{}:", timestamp.text))
-                .borrowed(request.body),
-            candidates: vec![candidate],
-        })
+        SIGNATURE.timestamped_claim(request, TIMESTAMP, |t| format!("v0:{}:", t.text))
     }
 
     fn envelope(&self, request: &Request<'_>, key: &Key) -> Result<Outcome, Refusal> {
