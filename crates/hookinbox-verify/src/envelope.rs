@@ -125,6 +125,12 @@ pub fn integer_at(value: &serde_json::Value, pointer: &str) -> Option<i64> {
     }
 }
 
+/// An RFC 3339 time at a JSON pointer, as unix seconds (see
+/// [`rfc3339_seconds`]); metadata only.
+pub fn rfc3339_at(value: &serde_json::Value, pointer: &str) -> Option<i64> {
+    rfc3339_seconds(&string_at(value, pointer)?)
+}
+
 /// The required event id at a JSON pointer.
 pub fn required_id_at(value: &serde_json::Value, pointer: &str) -> Result<Envelope, Refusal> {
     match string_at(value, pointer) {
@@ -228,5 +234,8 @@ mod tests {
         assert_eq!(string_at(&v, "/b").as_deref(), Some("x"));
         assert_eq!(integer_at(&v, "/c/d"), Some(7));
         assert_eq!(string_at(&v, "/missing"), None);
+        let t = serde_json::json!({"at": "2023-11-14T22:13:20Z", "n": 5});
+        assert_eq!(rfc3339_at(&t, "/at"), Some(1_700_000_000));
+        assert_eq!(rfc3339_at(&t, "/n"), None);
     }
 }

@@ -93,11 +93,7 @@ impl Adapter for Linear {
         let event = Envelope::with_id(id)?
             .event_type(event_type)
             .object_id(envelope::string_at(&body, "/data/id"))
-            .created_at(
-                envelope::string_at(&body, "/createdAt")
-                    .as_deref()
-                    .and_then(envelope::rfc3339_seconds),
-            );
+            .created_at(envelope::rfc3339_at(&body, "/createdAt"));
         Ok(Outcome::Event(event))
     }
 }

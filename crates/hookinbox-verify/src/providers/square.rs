@@ -88,11 +88,7 @@ impl Adapter for Square {
         let event = envelope::required_id_at(&body, "/event_id")?
             .event_type(envelope::string_at(&body, "/type"))
             .object_id(envelope::string_at(&body, "/data/id"))
-            .created_at(
-                envelope::string_at(&body, "/created_at")
-                    .as_deref()
-                    .and_then(envelope::rfc3339_seconds),
-            );
+            .created_at(envelope::rfc3339_at(&body, "/created_at"));
         Ok(Outcome::Event(event))
     }
 }

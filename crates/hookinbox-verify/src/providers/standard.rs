@@ -160,10 +160,7 @@ impl Adapter for Standard {
         if let Ok(body) = envelope::json(request.body) {
             event = event
                 .event_type(envelope::string_at(&body, "/type"))
-                .created_at(
-                    envelope::string_at(&body, "/timestamp")
-                        .and_then(|t| envelope::rfc3339_seconds(&t)),
-                );
+                .created_at(envelope::rfc3339_at(&body, "/timestamp"));
         }
         Ok(Outcome::Event(event))
     }

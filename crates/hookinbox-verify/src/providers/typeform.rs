@@ -62,11 +62,7 @@ impl Adapter for Typeform {
         let event = envelope::required_id_at(&body, "/event_id")?
             .event_type(envelope::string_at(&body, "/event_type"))
             .object_id(envelope::string_at(&body, "/form_response/token"))
-            .created_at(
-                envelope::string_at(&body, "/form_response/submitted_at")
-                    .as_deref()
-                    .and_then(envelope::rfc3339_seconds),
-            );
+            .created_at(envelope::rfc3339_at(&body, "/form_response/submitted_at"));
         Ok(Outcome::Event(event))
     }
 }
