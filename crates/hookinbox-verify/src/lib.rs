@@ -27,6 +27,7 @@ pub mod registry;
 pub mod request;
 pub mod signature;
 pub mod signature_header;
+pub mod signature_list;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod verifier;
@@ -41,4 +42,5 @@ pub use registry::{adapter_for, provider_names, AdapterSettings, SettingsError};
 pub use request::Request;
 pub use signature::{Algorithm, Candidate, SignatureClaim, SignedMessage};
 pub use signature_header::{SignatureEncoding, SignatureHeader};
+pub use signature_list::SignatureList;
 pub use verifier::{Diagnosis, Failure, SecretInput, Verified, Verifier, VerifierError};

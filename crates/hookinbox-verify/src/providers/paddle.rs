@@ -21,14 +21,21 @@
 //! - Redelivery window: live accounts retry up to 60 times over 3 days
 //!   (sandbox: 3 times within 15 minutes).
 
-use crate::encoding;
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::signature::hmac_sha256;
-use crate::signature_header;
 use crate::{
-    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureList,
     SignedMessage,
+};
+
+/// `ts=<unix seconds>` and hex HMAC-SHA256 `h1` signatures of `"{ts}:{body}"`.
+const SIGNATURE: SignatureList<'static> = SignatureList {
+    name: "Paddle-Signature",
+    separator: ';',
+    timestamp_key: "ts",
+    signature_key: "h1",
+    algorithm: Algorithm::HmacSha256,
 };
 
 #[derive(Debug, Default)]
@@ -56,43 +63,22 @@ impl Adapter for Paddle {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let header = signature_header::required(request.headers, "Paddle-Signature")?;
-        let mut timestamp = None;
-        let mut h1_entries = 0usize;
-        let mut candidates = Vec::new();
-        for item in header.split(';') {
-            let (key, value) = item
-                .split_once('=')
-                .ok_or_else(|| Refusal::malformed_signature("Paddle-Signature item without `=`"))?;
-            match key.trim() {
-                "ts" => {
-                    if timestamp.is_some() {
-                        return Err(Refusal::malformed_signature(
-                            "Paddle-Signature has more than one `ts`",
-                        ));
-                    }
-                    let parsed = encoding::unix_seconds(value, "ts").map_err(|_| {
-                        Refusal::malformed_signature("Paddle-Signature `ts` is not an integer")
-                    })?;
-                    timestamp = Some(parsed);
-                }
-                "h1" => {
-                    h1_entries += 1;
-                    if let Some(bytes) = encoding::hex_signature(value) {
-                        candidates.push(Candidate::new(Algorithm::HmacSha256, bytes));
-                    }
-                }
-                _ => {}
+        let listed = SIGNATURE.read(request.headers)?;
+        let timestamp = match listed.timestamps[..] {
+            [timestamp] => timestamp,
+            [] => return Err(Refusal::malformed_signature("Paddle-Signature has no `ts`")),
+            _ => {
+                return Err(Refusal::malformed_signature(
+                    "Paddle-Signature has more than one `ts`",
+                ))
             }
-        }
-        let timestamp = timestamp
-            .ok_or_else(|| Refusal::malformed_signature("Paddle-Signature has no `ts`"))?;
-        if h1_entries == 0 {
+        };
+        if listed.signature_items == 0 {
             return Err(Refusal::malformed_signature(
                 "Paddle-Signature has no `h1` signature",
             ));
         }
-        if candidates.is_empty() {
+        if listed.candidates.is_empty() {
             return Err(Refusal::malformed_signature(
                 "no Paddle-Signature `h1` value is hex",
             ));
@@ -102,7 +88,7 @@ impl Adapter for Paddle {
             message: SignedMessage::new()
                 .owned(format!("{timestamp}:"))
                 .borrowed(request.body),
-            candidates,
+            candidates: listed.candidates,
         })
     }
 

@@ -11,13 +11,20 @@
 //!   Stripe gives no object version, so none is claimed.
 //! - Redelivery window: up to 3 days of retries in live mode.
 
-use crate::encoding;
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
-use crate::signature_header;
 use crate::{
-    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureList,
     SignedMessage,
+};
+
+/// `t=<unix seconds>` and hex HMAC-SHA256 `v1` signatures of `"{t}.{body}"`.
+const SIGNATURE: SignatureList<'static> = SignatureList {
+    name: "Stripe-Signature",
+    separator: ',',
+    timestamp_key: "t",
+    signature_key: "v1",
+    algorithm: Algorithm::HmacSha256,
 };
 
 #[derive(Debug, Default)]
@@ -45,38 +52,18 @@ impl Adapter for Stripe {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let header = signature_header::required(request.headers, "Stripe-Signature")?;
-        let mut timestamp = None;
-        let mut v1_entries = 0usize;
-        let mut candidates = Vec::new();
-        for item in header.split(',') {
-            let (key, value) = item
-                .split_once('=')
-                .ok_or_else(|| Refusal::malformed_signature("Stripe-Signature item without `=`"))?;
-            match key.trim() {
-                "t" => {
-                    let parsed = encoding::unix_seconds(value, "t").map_err(|_| {
-                        Refusal::malformed_signature("Stripe-Signature `t` is not an integer")
-                    })?;
-                    timestamp = Some(parsed);
-                }
-                "v1" => {
-                    v1_entries += 1;
-                    if let Some(bytes) = encoding::hex_signature(value) {
-                        candidates.push(Candidate::new(Algorithm::HmacSha256, bytes));
-                    }
-                }
-                _ => {}
-            }
-        }
-        let timestamp =
-            timestamp.ok_or_else(|| Refusal::malformed_signature("Stripe-Signature has no `t`"))?;
-        if v1_entries == 0 {
+        let listed = SIGNATURE.read(request.headers)?;
+        // Of several `t` items, the last one is the one checked.
+        let timestamp = *listed
+            .timestamps
+            .last()
+            .ok_or_else(|| Refusal::malformed_signature("Stripe-Signature has no `t`"))?;
+        if listed.signature_items == 0 {
             return Err(Refusal::signature(
                 "Stripe-Signature has no v1 signature (v0 is not trusted)",
             ));
         }
-        if candidates.is_empty() {
+        if listed.candidates.is_empty() {
             return Err(Refusal::malformed_signature(
                 "no Stripe-Signature v1 value is hex",
             ));
@@ -86,7 +73,7 @@ impl Adapter for Stripe {
             message: SignedMessage::new()
                 .owned(format!("{timestamp}."))
                 .borrowed(request.body),
-            candidates,
+            candidates: listed.candidates,
         })
     }
 
