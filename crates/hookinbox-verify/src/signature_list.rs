@@ -30,20 +30,21 @@ pub struct SignatureList<'a> {
 pub struct ListedSignatures {
     /// Every timestamp item, in order.
     pub timestamps: Vec<i64>,
-    /// How many signature items there were, decodable or not.
-    pub signature_items: usize,
-    /// The signature items that decode as hex.
+    /// The signature items that decode as hex; empty only when the header
+    /// has no signature item at all.
     pub candidates: Vec<Candidate>,
 }
 
 impl SignatureList<'_> {
-    /// Reads the header: absent is `missing_signature`; an item without `=`
-    /// or a timestamp that is not integer seconds is `malformed_signature`.
+    /// Reads the header: absent is `missing_signature`; an item without
+    /// `=`, a timestamp that is not integer seconds, or signature items none
+    /// of which is hex, `malformed_signature`. Undecodable signature items
+    /// beside a decodable one are skipped.
     pub fn read(&self, headers: &Headers) -> Result<ListedSignatures, Refusal> {
         let header = required(headers, self.name)?;
+        let mut signature_items = 0usize;
         let mut listed = ListedSignatures {
             timestamps: Vec::new(),
-            signature_items: 0,
             candidates: Vec::new(),
         };
         for item in header.split(self.separator) {
@@ -57,13 +58,19 @@ impl SignatureList<'_> {
                 })?;
                 listed.timestamps.push(seconds);
             } else if key == self.signature_key {
-                listed.signature_items += 1;
+                signature_items += 1;
                 if let Some(bytes) = encoding::hex_signature(value) {
                     listed
                         .candidates
                         .push(Candidate::new(self.algorithm, bytes));
                 }
             }
+        }
+        if signature_items > 0 && listed.candidates.is_empty() {
+            return Err(Refusal::malformed_signature(format!(
+                "no {} `{}` value is hex",
+                self.name, self.signature_key
+            )));
         }
         Ok(listed)
     }
@@ -91,7 +98,6 @@ mod tests {
     fn items_are_sorted_by_key() {
         let listed = read("t=5, v1=0a ,v0=ff,v1=zz,t=6").unwrap();
         assert_eq!(listed.timestamps, [5, 6]);
-        assert_eq!(listed.signature_items, 2);
         assert_eq!(
             listed.candidates,
             [Candidate::new(Algorithm::HmacSha256, vec![0x0a])]
@@ -105,10 +111,10 @@ mod tests {
             LIST.read(&headers).unwrap_err().reason,
             Reason::MissingSignature
         );
-        for bad in ["t=5,v1", "t=5.0,v1=00", "garbage"] {
+        for bad in ["t=5,v1", "t=5.0,v1=00", "garbage", "t=5,v1=zz,v1=0"] {
             assert_eq!(read(bad).unwrap_err(), Reason::MalformedSignature, "{bad}");
         }
         // Which items a scheme requires is up to the scheme.
-        assert_eq!(read("v0=00").unwrap().signature_items, 0);
+        assert_eq!(read("v0=00").unwrap().candidates, []);
     }
 }

@@ -73,14 +73,9 @@ impl Adapter for Paddle {
                 ))
             }
         };
-        if listed.signature_items == 0 {
-            return Err(Refusal::malformed_signature(
-                "Paddle-Signature has no `h1` signature",
-            ));
-        }
         if listed.candidates.is_empty() {
             return Err(Refusal::malformed_signature(
-                "no Paddle-Signature `h1` value is hex",
+                "Paddle-Signature has no `h1` signature",
             ));
         }
         Ok(SignatureClaim {
