@@ -10,6 +10,12 @@
 //! signature, timestamp and event id, and *which bytes* it signs. Adding a
 //! provider is one file under `providers/` and one line in [`registry`].
 //!
+//! Most adapters are declarations: a [`SignatureHeader`] (or
+//! [`SignatureList`]) constant says where the signature is and how it is
+//! written, and the JSON-pointer readers of [`envelope`] say where the event
+//! id and its metadata are; what is left in an adapter is what its provider
+//! really does differently.
+//!
 //! Verified-ness is a type: [`Verified`] can only be built by
 //! [`Verifier::verify`], so code that needs a verified event cannot be handed
 //! an unverified request.

@@ -153,8 +153,9 @@ impl<'a> SignatureHeader<'a> {
     /// The whole claim of a scheme that signs a timestamp header of integer
     /// unix seconds and the raw body: `before_body` writes what the provider
     /// puts before the body, from the timestamp as sent or its seconds
-    /// (Slack: `"v0:{seconds}:"`). Checked as
-    /// [`SignatureHeader::with_unix_timestamp`] checks.
+    /// (Slack: `"v0:{seconds}:"`). Both headers must be present
+    /// (`missing_signature`), then the timestamp must be an integer
+    /// (`timestamp`), then the signature well-formed (`malformed_signature`).
     pub fn timestamped_claim<'r>(
         &self,
         request: &Request<'r>,
@@ -172,10 +173,8 @@ impl<'a> SignatureHeader<'a> {
     }
 
     /// Reads this signature and a timestamp header of integer unix seconds,
-    /// in the order the timestamped schemes check them: both headers present
-    /// (`missing_signature`), the timestamp an integer (`timestamp`), then the
-    /// signature well-formed (`malformed_signature`).
-    pub fn with_unix_timestamp<'h>(
+    /// in the order of [`SignatureHeader::timestamped_claim`].
+    fn with_unix_timestamp<'h>(
         &self,
         headers: &'h Headers,
         timestamp_header: &str,
