@@ -17,6 +17,8 @@ Subcommands (all print JSON on stdout):
   throughput  deliveries/s of a drain run (`hookinbox work` started at --start-ms)
   latency     receive->delivered percentiles of every delivered event
   cpu         busy share of the machine between two /proc/stat snapshots
+  threads     CPU seconds of a live hookinbox process by thread: the SQLite
+              writer, the checkpointer, the tokio workers (async and blocking)
   summary     medians over the per-run JSON files of an output directory
 """
 
@@ -153,6 +155,33 @@ def cmd_cpu(args):
     print()
 
 
+def cmd_threads(args):
+    """The writer and the checkpointer are both named `hookinbox-sqlit…`
+    (15 characters); the writer is started first, so it has the lower tid."""
+    hz = os.sysconf("SC_CLK_TCK")
+    sqlite_threads, result = [], {"tokio_s": 0.0, "other_s": 0.0}
+    task_dir = f"/proc/{args.pid}/task"
+    for tid in sorted(os.listdir(task_dir), key=int):
+        try:
+            with open(f"{task_dir}/{tid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        seconds = (int(fields[11]) + int(fields[12])) / hz
+        if name.startswith("hookinbox-sqlit"):
+            sqlite_threads.append(seconds)
+        elif name.startswith("tokio"):
+            result["tokio_s"] += seconds
+        else:
+            result["other_s"] += seconds
+    result["writer_s"] = sqlite_threads[0] if sqlite_threads else None
+    result["checkpointer_s"] = sum(sqlite_threads[1:]) if len(sqlite_threads) > 1 else None
+    json.dump({k: round(v, 2) if v is not None else None for k, v in result.items()}, sys.stdout)
+    print()
+
+
 def load_runs(directory, kind):
     runs = []
     for path in sorted(glob.glob(os.path.join(directory, f"{kind}-*", "result.json"))):
@@ -194,18 +223,23 @@ def cmd_summary(args):
                 f"| {'yes' if run.get('complete') else 'NO'} |")
         lines += ["", "Medians:", "",
                   "| variant | concurrency | runs | deliveries/s (wall) | deliveries/s (first→last) "
-                  "| work CPU ms per 1,000 deliveries |", "|---|---|---|---|---|---|"]
+                  "| work CPU ms per 1,000 deliveries | of which SQLite writer |",
+                  "|---|---|---|---|---|---|---|"]
         for v, c in sorted({(r.get("variant", ""), r["concurrency"]) for r in throughput},
                            key=lambda vc: (vc[1], vc[0])):
             runs = [r for r in throughput
                     if r["concurrency"] == c and r.get("variant", "") == v]
             per_k = [1000.0 * r["work_cpu_s"] * 1000 / r["throughput"]["delivered"]
                      for r in runs if r.get("work_cpu_s") and r["throughput"].get("delivered")]
+            writer_k = [1000.0 * (r.get("threads") or {}).get("writer_s") * 1000
+                        / r["throughput"]["delivered"]
+                        for r in runs if (r.get("threads") or {}).get("writer_s") is not None
+                        and r["throughput"].get("delivered")]
             lines.append(
                 f"| {v} | {c} | {len(runs)} "
                 f"| {fmt(median([r['throughput'].get('deliveries_per_s') for r in runs]))} "
                 f"| {fmt(median([r['throughput'].get('steady_per_s') for r in runs]))} "
-                f"| {fmt(median(per_k))} |")
+                f"| {fmt(median(per_k))} | {fmt(median(writer_k))} |")
         lines.append("")
     latency = load_runs(args.dir, "latency")
     if latency:
@@ -230,8 +264,8 @@ def cmd_summary(args):
                 f"| {fmt(run.get('serve_cpu_s'), 2)} | {fmt(run.get('machine_busy_percent'))} % |")
         lines += ["", "Medians:", "",
                   "| variant | concurrency | runs | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms "
-                  "| all delivered |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "| all delivered | serve CPU µs per event | of which SQLite writer |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for v, c in sorted({(r.get("variant", ""), r["concurrency"]) for r in latency},
                            key=lambda vc: (vc[1], vc[0])):
             selected = [r for r in latency
@@ -239,13 +273,20 @@ def cmd_summary(args):
             runs = [r["latency"] for r in selected if r.get("latency")]
             all_delivered = all(r.get("complete") and r["latency"].get("undelivered") == 0
                                 for r in selected if r.get("latency"))
+            per_event = [1e6 * r["serve_cpu_s"] / r["latency"]["inbox"] for r in selected
+                         if r.get("serve_cpu_s") and (r.get("latency") or {}).get("inbox")]
+            writer_event = [1e6 * r["threads"]["writer_s"] / r["latency"]["inbox"]
+                            for r in selected
+                            if (r.get("threads") or {}).get("writer_s") is not None
+                            and (r.get("latency") or {}).get("inbox")]
             lines.append(
                 f"| {v} | {c} | {len(runs)} | {fmt(median([r.get('p50_ms') for r in runs]))} "
                 f"| {fmt(median([r.get('p90_ms') for r in runs]))} "
                 f"| {fmt(median([r.get('p99_ms') for r in runs]))} "
                 f"| {fmt(median([r.get('p999_ms') for r in runs]))} "
                 f"| {fmt(median([r.get('max_ms') for r in runs]))} "
-                f"| {'yes' if all_delivered else 'NO'} |")
+                f"| {'yes' if all_delivered else 'NO'} | {fmt(median(per_event))} "
+                f"| {fmt(median(writer_event))} |")
         lines.append("")
     text = "\n".join(lines)
     print(text)
@@ -269,11 +310,13 @@ def main():
     p = sub.add_parser("cpu")
     p.add_argument("--before", required=True)
     p.add_argument("--after", required=True)
+    p = sub.add_parser("threads")
+    p.add_argument("--pid", type=int, required=True)
     p = sub.add_parser("summary")
     p.add_argument("--dir", required=True)
     args = parser.parse_args()
     handler = {"wait": cmd_wait, "throughput": cmd_throughput, "latency": cmd_latency,
-               "cpu": cmd_cpu, "summary": cmd_summary}[args.command]
+               "cpu": cmd_cpu, "threads": cmd_threads, "summary": cmd_summary}[args.command]
     sys.exit(handler(args) or 0)
 
 

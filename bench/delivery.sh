@@ -24,6 +24,7 @@
 #            compared run by run, interleaved, for before/after numbers on a noisy machine)
 #   NICE=0   (e.g. -10: run hookinbox, sink and loadgen ahead of other work on the machine;
 #             needs root. 0 measures them as ordinary processes among whatever else runs.)
+#   KEEP_DB=0  (1: keep each run's SQLite file for analysis; they are large)
 #   OUT=bench/out/delivery-<date>
 set -euo pipefail
 
@@ -42,6 +43,7 @@ PHASES=${PHASES:-"throughput latency"}
 BUILD=${BUILD:-1}
 PERF=${PERF:-0}
 NICE=${NICE:-0}
+KEEP_DB=${KEEP_DB:-0}
 VARIANTS=${VARIANTS:-"current=$ROOT/target/release/hookinbox"}
 OUT=${OUT:-$ROOT/bench/out/delivery-$(date -u +%Y%m%dT%H%M%SZ)}
 # Generous bounds: a run that needs longer than this is reported incomplete.
@@ -173,7 +175,7 @@ EOF
 perf_start() {
     PERF_PID=
     if [ "$PERF" = 1 ] && [ "$2" = 1 ]; then
-        perf record -F 999 -g -p "$1" -o "$3/perf.data" >"$3/perf.log" 2>&1 &
+        perf record -F "${PERF_FREQ:-999}" --call-graph "${PERF_CALLGRAPH:-dwarf,32768}" -p "$1" -o "$3/perf.data" >"$3/perf.log" 2>&1 &
         PERF_PID=$!
     fi
 }
@@ -225,6 +227,7 @@ throughput_run() {
     perf_stop "$dir"
     local work_cpu sink_cpu
     work_cpu=$(cpu_s "$work_pid")
+    $PY threads --pid "$work_pid" >"$dir/threads.json"
     sink_cpu=$(cpu_s "$sink_pid")
     stop "$work_pid"
     curl -s "http://$sink/stats" >"$dir/sink.json" 2>/dev/null || true
@@ -235,8 +238,8 @@ throughput_run() {
     busy=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['machine_busy_percent'])" "$dir/cpu.json")
     result "$dir" variant="$label" concurrency="$c" run="$k" events="$pending" complete="$complete" \
         work_cpu_s="$work_cpu" sink_cpu_s="$sink_cpu" machine_busy_percent="$busy" \
-        throughput="$dir/throughput.json" sink="$dir/sink.json" load="$dir/load.json"
-    rm -f "$dir"/hookinbox.db*
+        throughput="$dir/throughput.json" threads="$dir/threads.json" sink="$dir/sink.json" load="$dir/load.json"
+    [ "$KEEP_DB" = 1 ] || rm -f "$dir"/hookinbox.db*
     echo "throughput $label c=$c run=$k: $(cat "$dir/throughput.json") work_cpu=${work_cpu}s sink_cpu=${sink_cpu}s busy=${busy}%"
 }
 
@@ -267,6 +270,7 @@ latency_run() {
     perf_stop "$dir"
     local serve_cpu sink_cpu
     serve_cpu=$(cpu_s "$serve_pid")
+    $PY threads --pid "$serve_pid" >"$dir/threads.json"
     sink_cpu=$(cpu_s "$sink_pid")
     stop "$serve_pid"
     curl -s "http://$sink/stats" >"$dir/sink.json" 2>/dev/null || true
@@ -277,8 +281,8 @@ latency_run() {
     busy=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['machine_busy_percent'])" "$dir/cpu.json")
     result "$dir" variant="$label" concurrency="$c" run="$k" rate="$LAT_RATE" complete="$complete" \
         serve_cpu_s="$serve_cpu" sink_cpu_s="$sink_cpu" machine_busy_percent="$busy" \
-        latency="$dir/latency.json" sink="$dir/sink.json" loadgen="$dir/load.json"
-    rm -f "$dir"/hookinbox.db*
+        latency="$dir/latency.json" threads="$dir/threads.json" sink="$dir/sink.json" loadgen="$dir/load.json"
+    [ "$KEEP_DB" = 1 ] || rm -f "$dir"/hookinbox.db*
     echo "latency $label c=$c run=$k: $(cat "$dir/latency.json") serve_cpu=${serve_cpu}s busy=${busy}%"
 }
 
