@@ -38,7 +38,8 @@ where
     T: Send + 'static,
     F: FnMut(&Connection) -> Result<T, OpError> + Send + 'static,
 {
-    pub(crate) fn new(
+    /// The op, boxed for the writer's queue, and where its answer arrives.
+    pub(crate) fn boxed(
         weight: usize,
         work: F,
     ) -> (Box<dyn WriteOp>, oneshot::Receiver<Result<T, StoreError>>) {

@@ -152,7 +152,7 @@ impl SqliteStore {
         work: impl FnMut(&Connection) -> Result<T, OpError> + Send + 'static,
     ) -> Result<T, StoreError> {
         let queue = self.queue.as_ref().ok_or(StoreError::Stopped)?;
-        let (op, answer) = TxOp::new(weight, work);
+        let (op, answer) = TxOp::boxed(weight, work);
         match queue.try_send(op) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => return Err(StoreError::Overloaded),

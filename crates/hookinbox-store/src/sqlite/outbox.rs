@@ -30,6 +30,16 @@ const SELECT_DUE: &str = "
                             OR (o.object_version = d.object_version AND o.id < d.id))))))
     ORDER BY d.next_attempt_at_ms, d.id";
 
+/// One row of [`SELECT_DUE`].
+struct DueRow {
+    delivery_id: i64,
+    inbox_id: String,
+    attempts: u32,
+    created_at_ms: i64,
+    ordering_key: Option<String>,
+    object_version: Option<i64>,
+}
+
 const LAST_DELIVERED_VERSION: &str =
     "SELECT last_version FROM object_version WHERE endpoint_id = ?1 AND target = ?2 AND object_id = ?3";
 
@@ -44,26 +54,34 @@ pub(crate) fn lease(
     // Stale skips free the object for its next version, so look again until
     // a round skips nothing (bounded: each round settles at least one row).
     loop {
-        let candidates: Vec<(i64, String, u32, i64, Option<String>, Option<i64>)> = conn
+        let candidates: Vec<DueRow> = conn
             .prepare_cached(SELECT_DUE)?
             .query_map(
                 params![params.endpoint_id, params.target, params.now_ms],
                 |row| {
-                    Ok((
-                        row.get(0)?,
-                        row.get(1)?,
-                        row.get(2)?,
-                        row.get(3)?,
-                        row.get(4)?,
-                        row.get(5)?,
-                    ))
+                    Ok(DueRow {
+                        delivery_id: row.get(0)?,
+                        inbox_id: row.get(1)?,
+                        attempts: row.get(2)?,
+                        created_at_ms: row.get(3)?,
+                        ordering_key: row.get(4)?,
+                        object_version: row.get(5)?,
+                    })
                 },
             )?
             .take(params.max - leased.len())
             .collect::<Result<_, _>>()?;
         let mut skipped = false;
-        for (delivery_id, inbox_id, attempts, created_at_ms, ordering_key, version) in candidates {
-            if let (Some(object_id), Some(version)) = (&ordering_key, version) {
+        for DueRow {
+            delivery_id,
+            inbox_id,
+            attempts,
+            created_at_ms,
+            ordering_key,
+            object_version,
+        } in candidates
+        {
+            if let (Some(object_id), Some(version)) = (&ordering_key, object_version) {
                 let last: Option<i64> = conn
                     .prepare_cached(LAST_DELIVERED_VERSION)?
                     .query_row(

@@ -60,7 +60,7 @@ impl Target {
                     ("secret", "secret_env", "secret_file"),
                 )?;
                 // The same decoding the internal app's Standard Webhooks library applies.
-                let key = hookinbox_verify::providers::standard::Standard::default()
+                let key = hookinbox_verify::providers::standard::Standard
                     .parse_key(&secret)
                     .map_err(|e| {
                         ConfigError::invalid(
