@@ -21,8 +21,8 @@ pub use reader::SqliteReader;
 pub use schema::CURRENT_VERSION as SCHEMA_VERSION;
 
 use crate::{
-    AcceptOutcome, HandledEvent, LeaseParams, LeasedDelivery, NewEvent, ReplaySelector, Settlement,
-    SqliteHandler, Stats, Store, StoreError, StoredEvent,
+    AcceptOutcome, HandledEvent, LeaseParams, LeasedDelivery, NewEvent, ReplaySelector,
+    SettleRequest, Settlement, SqliteHandler, Stats, Store, StoreError, StoredEvent,
 };
 use group_commit::{BatchLimits, OpError, TxOp, WriteOp};
 
@@ -234,6 +234,24 @@ impl Store for SqliteStore {
         let lease = lease.clone();
         self.write(0, move |conn| {
             Ok(outbox::settle(conn, &lease, &settlement, now_ms)?)
+        })
+        .await
+    }
+
+    /// One op of the group commit: one savepoint, so each page the
+    /// settlements touch is statement-journalled once, not once per delivery.
+    async fn settle_many(&self, requests: Vec<SettleRequest>) -> Result<Vec<bool>, StoreError> {
+        self.write(0, move |conn| {
+            let mut settled = Vec::with_capacity(requests.len());
+            for request in &requests {
+                settled.push(outbox::settle(
+                    conn,
+                    &request.lease,
+                    &request.settlement,
+                    request.now_ms,
+                )?);
+            }
+            Ok(settled)
         })
         .await
     }

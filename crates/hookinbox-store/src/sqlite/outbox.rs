@@ -117,6 +117,7 @@ pub(crate) fn lease(
                     attempts,
                     created_at_ms,
                     lease_until_ms,
+                    ordered: ordering_key.is_some(),
                 });
             }
         }
