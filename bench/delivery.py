@@ -146,12 +146,26 @@ def read_cpu(path):
 
 
 def cmd_cpu(args):
+    """Busy share of the machine, and how much of it was not ours: the
+    cores other work on the shared machine took during the run (our
+    processes' CPU seconds are passed in), which explains most slow runs."""
     total0, idle0 = read_cpu(args.before)
     total1, idle1 = read_cpu(args.after)
     total = total1 - total0
     busy = total - (idle1 - idle0)
-    json.dump({"machine_busy_percent": round(100.0 * busy / total, 1) if total else None},
-              sys.stdout)
+    hz = os.sysconf("SC_CLK_TCK")
+    ours = sum(args.ours or [])
+    if args.loadgen_json:
+        try:
+            with open(args.loadgen_json) as f:
+                ours += json.load(f).get("generator_cpu_s") or 0.0
+        except (OSError, ValueError):
+            pass
+    window_s = total / hz / (os.cpu_count() or 1)
+    result = {"machine_busy_percent": round(100.0 * busy / total, 1) if total else None,
+              "ours_cpu_s": round(ours, 2),
+              "others_cores": round((busy / hz - ours) / window_s, 2) if window_s else None}
+    json.dump(result, sys.stdout)
     print()
 
 
@@ -210,8 +224,8 @@ def cmd_summary(args):
         lines += ["## Throughput (drain of a pre-loaded outbox)", "",
                   "| variant | concurrency | run | events | deliveries/s (wall) "
                   "| deliveries/s (first→last) | wall s | work CPU s | sink CPU s | machine busy "
-                  "| complete |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "| other work (cores) | complete |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for run in throughput:
             t = run.get("throughput", {})
             lines.append(
@@ -220,6 +234,7 @@ def cmd_summary(args):
                 f"| {fmt(t.get('deliveries_per_s'))} | {fmt(t.get('steady_per_s'))} "
                 f"| {fmt(t.get('wall_s'), 2)} | {fmt(run.get('work_cpu_s'), 2)} "
                 f"| {fmt(run.get('sink_cpu_s'), 2)} | {fmt(run.get('machine_busy_percent'))} % "
+                f"| {fmt((run.get('cpu') or {}).get('others_cores'), 2)} "
                 f"| {'yes' if run.get('complete') else 'NO'} |")
         lines += ["", "Medians:", "",
                   "| variant | concurrency | runs | deliveries/s (wall) | deliveries/s (first→last) "
@@ -246,8 +261,8 @@ def cmd_summary(args):
         lines += ["## Latency (receive → delivered, open loop)", "",
                   "| variant | concurrency | run | rate | inbox | delivered | undelivered | p50 ms "
                   "| p90 ms | p99 ms | p99.9 ms | max ms | ack p99 ms | load errors "
-                  "| serve CPU s | machine busy |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "| serve CPU s | machine busy | other work (cores) |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for run in latency:
             lat = run.get("latency", {})
             ack = run.get("loadgen", {})
@@ -261,7 +276,8 @@ def cmd_summary(args):
                 f"| {fmt(lat.get('p50_ms'))} | {fmt(lat.get('p90_ms'))} | {fmt(lat.get('p99_ms'))} "
                 f"| {fmt(lat.get('p999_ms'))} | {fmt(lat.get('max_ms'))} "
                 f"| {fmt(ack_p99 / 1000.0 if ack_p99 is not None else None, 1)} | {fmt(errors)} "
-                f"| {fmt(run.get('serve_cpu_s'), 2)} | {fmt(run.get('machine_busy_percent'))} % |")
+                f"| {fmt(run.get('serve_cpu_s'), 2)} | {fmt(run.get('machine_busy_percent'))} % "
+                f"| {fmt((run.get('cpu') or {}).get('others_cores'), 2)} |")
         lines += ["", "Medians:", "",
                   "| variant | concurrency | runs | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms "
                   "| all delivered | serve CPU µs per event | of which SQLite writer |",
@@ -310,6 +326,9 @@ def main():
     p = sub.add_parser("cpu")
     p.add_argument("--before", required=True)
     p.add_argument("--after", required=True)
+    p.add_argument("--ours", type=float, action="append",
+                   help="CPU seconds of one of our processes in the window (repeatable)")
+    p.add_argument("--loadgen-json", help="loadgen's report: its generator_cpu_s is ours too")
     p = sub.add_parser("threads")
     p.add_argument("--pid", type=int, required=True)
     p = sub.add_parser("summary")

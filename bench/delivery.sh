@@ -233,14 +233,15 @@ throughput_run() {
     curl -s "http://$sink/stats" >"$dir/sink.json" 2>/dev/null || true
     stop "$sink_pid"
     $PY throughput --db "$dir/hookinbox.db" --start-ms "$start_ms" >"$dir/throughput.json"
-    $PY cpu --before "$dir/stat.before" --after "$dir/stat.after" >"$dir/cpu.json"
+    $PY cpu --before "$dir/stat.before" --after "$dir/stat.after" \
+        --ours "$work_cpu" --ours "$sink_cpu" >"$dir/cpu.json"
     local busy
     busy=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['machine_busy_percent'])" "$dir/cpu.json")
     result "$dir" variant="$label" concurrency="$c" run="$k" events="$pending" complete="$complete" \
-        work_cpu_s="$work_cpu" sink_cpu_s="$sink_cpu" machine_busy_percent="$busy" \
+        work_cpu_s="$work_cpu" sink_cpu_s="$sink_cpu" machine_busy_percent="$busy" cpu="$dir/cpu.json" \
         throughput="$dir/throughput.json" threads="$dir/threads.json" sink="$dir/sink.json" load="$dir/load.json"
     [ "$KEEP_DB" = 1 ] || rm -f "$dir"/hookinbox.db*
-    echo "throughput $label c=$c run=$k: $(cat "$dir/throughput.json") work_cpu=${work_cpu}s sink_cpu=${sink_cpu}s busy=${busy}%"
+    echo "throughput $label c=$c run=$k: $(cat "$dir/throughput.json") work_cpu=${work_cpu}s sink_cpu=${sink_cpu}s $(cat "$dir/cpu.json")"
 }
 
 # --- (b) latency -------------------------------------------------------------
@@ -276,14 +277,15 @@ latency_run() {
     curl -s "http://$sink/stats" >"$dir/sink.json" 2>/dev/null || true
     stop "$sink_pid"
     $PY latency --db "$dir/hookinbox.db" >"$dir/latency.json"
-    $PY cpu --before "$dir/stat.before" --after "$dir/stat.after" >"$dir/cpu.json"
+    $PY cpu --before "$dir/stat.before" --after "$dir/stat.after" \
+        --ours "$serve_cpu" --ours "$sink_cpu" --loadgen-json "$dir/load.json" >"$dir/cpu.json"
     local busy
     busy=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['machine_busy_percent'])" "$dir/cpu.json")
     result "$dir" variant="$label" concurrency="$c" run="$k" rate="$LAT_RATE" complete="$complete" \
-        serve_cpu_s="$serve_cpu" sink_cpu_s="$sink_cpu" machine_busy_percent="$busy" \
+        serve_cpu_s="$serve_cpu" sink_cpu_s="$sink_cpu" machine_busy_percent="$busy" cpu="$dir/cpu.json" \
         latency="$dir/latency.json" threads="$dir/threads.json" sink="$dir/sink.json" loadgen="$dir/load.json"
     [ "$KEEP_DB" = 1 ] || rm -f "$dir"/hookinbox.db*
-    echo "latency $label c=$c run=$k: $(cat "$dir/latency.json") serve_cpu=${serve_cpu}s busy=${busy}%"
+    echo "latency $label c=$c run=$k: $(cat "$dir/latency.json") serve_cpu=${serve_cpu}s $(cat "$dir/cpu.json")"
 }
 
 {
