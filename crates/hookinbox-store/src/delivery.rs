@@ -70,6 +70,9 @@ pub struct LeasedDelivery {
     /// When the delivery row was created (first attempt's budget starts here).
     pub created_at_ms: i64,
     pub lease_until_ms: i64,
+    /// It belongs to an ordered object: settling it may let the object's
+    /// next version go, so the worker looks for due deliveries again.
+    pub ordered: bool,
 }
 
 /// How a leased delivery ended.
@@ -84,6 +87,15 @@ pub enum Settlement {
     },
     /// Give up; `error` is already masked.
     Dead { error: String },
+}
+
+/// One attempt's outcome to record with [`crate::Store::settle_many`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettleRequest {
+    pub lease: LeasedDelivery,
+    pub settlement: Settlement,
+    /// When the attempt ended (a DELIVERED row's `delivered_at_ms`).
+    pub now_ms: i64,
 }
 
 /// Which events to replay.

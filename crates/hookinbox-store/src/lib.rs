@@ -16,7 +16,9 @@ pub mod stats;
 pub mod storage_url;
 pub mod store;
 
-pub use delivery::{DeliveryStatus, LeaseParams, LeasedDelivery, ReplaySelector, Settlement};
+pub use delivery::{
+    DeliveryStatus, LeaseParams, LeasedDelivery, ReplaySelector, SettleRequest, Settlement,
+};
 pub use error::StoreError;
 pub use event_view::{AttemptView, DeliveryView, EventDetail, EventFilter, EventSummary};
 pub use handler::{HandledEvent, HandlerError, SqliteHandler};

@@ -3,8 +3,8 @@
 use async_trait::async_trait;
 
 use crate::{
-    AcceptOutcome, LeaseParams, LeasedDelivery, NewEvent, ReplaySelector, Settlement, Stats,
-    StoreError, StoredEvent,
+    AcceptOutcome, LeaseParams, LeasedDelivery, NewEvent, ReplaySelector, SettleRequest,
+    Settlement, Stats, StoreError, StoredEvent,
 };
 
 /// Durable storage of the inbox and its outbox. Every implementation passes
@@ -30,6 +30,24 @@ pub trait Store: Send + Sync + 'static {
         settlement: Settlement,
         now_ms: i64,
     ) -> Result<bool, StoreError>;
+
+    /// Records many attempts' outcomes, each exactly as [`Store::settle`]
+    /// would (guarded by its own lease), in one write: a worker under load
+    /// pays for one write instead of one per delivery. The answer has one
+    /// entry per request, in order: `false` where that lease was lost. An
+    /// error means none was recorded; their leases expire and the
+    /// deliveries are tried again (at-least-once). The default settles one
+    /// by one, for backends without a cheaper way.
+    async fn settle_many(&self, requests: Vec<SettleRequest>) -> Result<Vec<bool>, StoreError> {
+        let mut settled = Vec::with_capacity(requests.len());
+        for request in requests {
+            settled.push(
+                self.settle(&request.lease, request.settlement, request.now_ms)
+                    .await?,
+            );
+        }
+        Ok(settled)
+    }
 
     /// Returns expired leases to PENDING; how many.
     async fn reclaim_expired(&self, now_ms: i64) -> Result<u64, StoreError>;

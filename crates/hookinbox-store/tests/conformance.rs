@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use hookinbox_store::{
-    AcceptOutcome, Fingerprint, LeaseParams, NewEvent, ReplaySelector, Settlement, SqliteOptions,
-    SqliteStore, Store, StoreError,
+    AcceptOutcome, Fingerprint, LeaseParams, NewEvent, ReplaySelector, SettleRequest, Settlement,
+    SqliteOptions, SqliteStore, Store, StoreError,
 };
 
 /// A test factory: an event with defaults for everything a test does not care about.
@@ -341,6 +341,67 @@ async fn versions_not_newer_than_delivered_are_skipped_stale(store: Arc<dyn Stor
         store.lease(lease_params("w", 1_002)).await.unwrap().len(),
         1
     );
+}
+
+async fn settle_many_records_each_outcome_under_its_own_lease(store: Arc<dyn Store>) {
+    for id in ["m1", "m2", "m3"] {
+        inserted(&store, event_for_target(id, None)).await;
+    }
+    inserted(&store, event_for_target("m4", Some(("obj", 1)))).await;
+    let leased = store.lease(lease_params("w", 1_000)).await.unwrap();
+    assert_eq!(leased.len(), 4);
+    assert_eq!(
+        leased.iter().filter(|l| l.ordered).count(),
+        1,
+        "the lease says which deliveries belong to an ordered object"
+    );
+    let mut lost = leased[2].clone();
+    lost.owner = "someone-else".into();
+    let request = |lease, settlement| SettleRequest {
+        lease,
+        settlement,
+        now_ms: 1_001,
+    };
+    let settled = store
+        .settle_many(vec![
+            request(leased[0].clone(), Settlement::Delivered),
+            request(
+                leased[1].clone(),
+                Settlement::Retry {
+                    next_attempt_at_ms: 5_000,
+                    error: "http 503".into(),
+                },
+            ),
+            request(lost, Settlement::Delivered),
+            request(leased[3].clone(), Settlement::Delivered),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(
+        settled,
+        vec![true, true, false, true],
+        "a lost lease settles nothing"
+    );
+    let stats = store.stats().await.unwrap();
+    assert_eq!(stats.by_status.get("PROCESSED"), Some(&2));
+    assert_eq!(stats.by_status.get("ACCEPTED"), Some(&2));
+    assert!(
+        store
+            .lease(lease_params("w", 1_002))
+            .await
+            .unwrap()
+            .is_empty(),
+        "the unsettled lease is still held; the retry is not due"
+    );
+    let retried = store.lease(lease_params("w", 5_000)).await.unwrap();
+    assert_eq!(retried.len(), 1);
+    assert_eq!(retried[0].attempts, 1);
+}
+
+#[tokio::test]
+async fn sqlite_settle_many() {
+    let (_dir, store) = sqlite();
+    settle_many_records_each_outcome_under_its_own_lease(store).await;
 }
 
 #[tokio::test]

@@ -76,7 +76,8 @@ async fn stored_row_keeps_raw_bytes_fingerprint_and_metadata() {
         String,
     ) = conn
         .query_row(
-            "SELECT payload, payload_sha256, matched_secret_version, event_type, object_id, object_version, status FROM inbox",
+            "SELECT p.payload, i.payload_sha256, i.matched_secret_version, i.event_type, i.object_id, i.object_version, i.status
+             FROM inbox i JOIN inbox_payload p ON p.inbox_id = i.id",
             [],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)),
         )

@@ -1,6 +1,7 @@
 //! Accepting one event: the atomic insert under UNIQUE(endpoint_id,
-//! provider_event_id) and, for a new row, one delivery row per target (the
-//! outbox) — in the same transaction, never read-then-write.
+//! provider_event_id) and, for a new row, its raw payload and one delivery
+//! row per target (the outbox) — in the same transaction, never
+//! read-then-write.
 
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -9,11 +10,13 @@ use crate::{AcceptOutcome, NewEvent};
 const INSERT_INBOX: &str = "
     INSERT INTO inbox (
         id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
-        provider_created_at, received_at_ms, content_type, payload, payload_sha256,
+        provider_created_at, received_at_ms, content_type, payload_sha256,
         audit_headers, matched_secret_version
-    ) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+    ) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
     ON CONFLICT (endpoint_id, provider_event_id) DO NOTHING
     RETURNING id";
+
+const INSERT_PAYLOAD: &str = "INSERT INTO inbox_payload (inbox_id, payload) VALUES (?1, ?2)";
 
 const LOOKUP_INBOX: &str =
     "SELECT id, payload_sha256 FROM inbox WHERE endpoint_id = ?1 AND provider_event_id = ?2";
@@ -46,7 +49,6 @@ pub(crate) fn accept(
                 event.provider_created_at,
                 event.received_at_ms,
                 event.content_type,
-                event.payload.as_ref(),
                 event.fingerprint.as_bytes(),
                 audit_headers,
                 event.matched_secret_version,
@@ -66,6 +68,8 @@ pub(crate) fn accept(
             AcceptOutcome::Conflict { id }
         });
     };
+    conn.prepare_cached(INSERT_PAYLOAD)?
+        .execute(params![id, event.payload.as_ref()])?;
     // Ordering needs both an object id and a version to order by.
     let (ordering_key, object_version) = match (&event.object_id, event.object_version) {
         (Some(object_id), Some(version)) => (Some(object_id.as_str()), Some(version)),

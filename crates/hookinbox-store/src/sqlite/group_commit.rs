@@ -38,8 +38,8 @@ where
     T: Send + 'static,
     F: FnMut(&Connection) -> Result<T, OpError> + Send + 'static,
 {
-    /// The op to queue, and where its result will arrive.
-    pub(crate) fn with_reply(
+    /// The op, boxed for the writer's queue, and where its answer arrives.
+    pub(crate) fn boxed(
         weight: usize,
         work: F,
     ) -> (Box<dyn WriteOp>, oneshot::Receiver<Result<T, StoreError>>) {

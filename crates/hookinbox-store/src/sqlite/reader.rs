@@ -86,9 +86,10 @@ impl SqliteReader {
     pub fn load_event(&self, inbox_id: &str) -> Result<Option<StoredEvent>, StoreError> {
         self.with_conn(|conn| {
             conn.prepare_cached(
-                "SELECT id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
-                        received_at_ms, content_type, payload
-                 FROM inbox WHERE id = ?1",
+                "SELECT i.id, i.endpoint_id, i.provider, i.provider_event_id, i.event_type, i.object_id,
+                        i.object_version, i.received_at_ms, i.content_type, p.payload
+                 FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
+                 WHERE i.id = ?1",
             )?
             .query_row(params![inbox_id], |row| {
                 Ok(StoredEvent {
@@ -134,10 +135,11 @@ impl SqliteReader {
         self.with_conn(|conn| {
             let found = conn
                 .prepare_cached(
-                    "SELECT id, endpoint_id, provider, provider_event_id, event_type, status, received_at_ms,
-                            object_id, object_version, provider_created_at, content_type,
-                            matched_secret_version, payload_sha256, payload
-                     FROM inbox WHERE id = ?1",
+                    "SELECT i.id, i.endpoint_id, i.provider, i.provider_event_id, i.event_type, i.status,
+                            i.received_at_ms, i.object_id, i.object_version, i.provider_created_at,
+                            i.content_type, i.matched_secret_version, i.payload_sha256, p.payload
+                     FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
+                     WHERE i.id = ?1",
                 )?
                 .query_row(params![inbox_id], |row| {
                     let payload: Option<Vec<u8>> = row.get(13)?;

@@ -5,6 +5,7 @@
 pub mod http_target;
 pub mod rescuer;
 pub mod retry_policy;
+pub mod settler;
 pub mod target;
 pub mod worker;
 

@@ -1,17 +1,19 @@
 //! The worker of one target: leases due deliveries up to the target's
 //! concurrency, sends each, heartbeats the lease while the attempt runs, and
-//! settles the outcome through the retry policy. Delivery is at-least-once:
-//! a crash between the target's answer and the settlement leaves a lease
-//! that expires and is taken again, with the same idempotency key.
+//! settles the outcome through the retry policy (recorded by the target's
+//! settler, many per write). Delivery is at-least-once: a crash between the
+//! target's answer and the settlement leaves a lease that expires and is
+//! taken again, with the same idempotency key.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookinbox_store::{LeaseParams, LeasedDelivery, Settlement, Store};
+use hookinbox_store::{LeaseParams, LeasedDelivery, SettleRequest, Settlement, Store};
 use rand::Rng;
 use tokio::sync::{watch, Semaphore};
 
 use super::retry_policy::AttemptOutcome;
+use super::settler;
 use super::target::{Sender, Target};
 use crate::clock;
 use crate::failpoint::Failpoint;
@@ -27,10 +29,11 @@ pub struct WorkerContext {
     pub poll_interval: Duration,
 }
 
-/// Runs until `shutdown` turns true; then stops leasing and lets in-flight
-/// attempts finish.
+/// Runs until `shutdown` turns true; then stops leasing, lets in-flight
+/// attempts finish and waits until their outcomes are recorded.
 pub async fn run(context: WorkerContext, target: Arc<Target>, mut shutdown: watch::Receiver<bool>) {
     let slots = Arc::new(Semaphore::new(target.concurrency));
+    let (settlements, settler) = settler::spawn(Arc::clone(&context.store), Arc::clone(&target));
     loop {
         if *shutdown.borrow() {
             break;
@@ -71,19 +74,30 @@ pub async fn run(context: WorkerContext, target: Arc<Target>, mut shutdown: watc
                 return;
             };
             let (context, target) = (context.clone(), Arc::clone(&target));
+            let settlements = settlements.clone();
             tokio::spawn(async move {
-                deliver(&context, &target, lease).await;
+                let request = attempt(&context, &target, lease).await;
+                // The slot is freed once the outcome is queued, not once it
+                // is committed; the bounded queue holds the slot when
+                // settling falls behind.
+                if settlements.send(request).await.is_err() {
+                    tracing::error!(message = "The settler stopped; the lease will expire and the delivery will be retried.");
+                }
                 drop(permit);
             });
         }
     }
-    // Wait for in-flight attempts: every permit back.
+    // Wait for in-flight attempts (every permit back), then for the settler
+    // to record what they queued.
     let _ = slots.acquire_many(target.concurrency as u32).await;
+    drop(settlements);
+    let _ = settler.await;
 }
 
-/// One attempt of one leased delivery, heartbeating while it runs.
-async fn deliver(context: &WorkerContext, target: &Target, lease: LeasedDelivery) {
-    let attempt = async {
+/// One attempt of one leased delivery, heartbeating while it runs; returns
+/// its settlement for the settler.
+async fn attempt(context: &WorkerContext, target: &Target, lease: LeasedDelivery) -> SettleRequest {
+    let send = async {
         let event = match context.store.load_event(&lease.inbox_id).await {
             Ok(Some(event)) => event,
             Ok(None) => {
@@ -109,11 +123,11 @@ async fn deliver(context: &WorkerContext, target: &Target, lease: LeasedDelivery
     };
     let started = std::time::Instant::now();
     let outcome = {
-        tokio::pin!(attempt);
+        tokio::pin!(send);
         let beat = target.lease / 3;
         loop {
             tokio::select! {
-                outcome = &mut attempt => break outcome,
+                outcome = &mut send => break outcome,
                 () = tokio::time::sleep(beat) => {
                     let until = clock::unix_millis() + target.lease.as_millis() as i64;
                     match context.store.heartbeat(&lease, until).await {
@@ -153,29 +167,20 @@ async fn deliver(context: &WorkerContext, target: &Target, lease: LeasedDelivery
             %error
         ),
     }
-    let mut label = match &settlement {
-        Settlement::Delivered => "delivered",
-        Settlement::Retry { .. } => "retry",
-        Settlement::Dead { .. } => "dead",
-    };
-    match context.store.settle(&lease, settlement, now_ms).await {
-        Ok(true) => {}
-        Ok(false) => {
-            label = "lease_lost";
-            tracing::warn!(
-                message = "Lease was lost before settling; the delivery will be retried.",
-                delivery = lease.delivery_id
-            )
-        }
-        Err(error) => {
-            tracing::error!(message = "Could not record a delivery outcome; the lease will expire and it will be retried.", %error)
-        }
-    }
     DeliveryOutcome {
         endpoint: &target.endpoint_id,
         target: &target.name,
-        outcome: label,
+        outcome: match &settlement {
+            Settlement::Delivered => "delivered",
+            Settlement::Retry { .. } => "retry",
+            Settlement::Dead { .. } => "dead",
+        },
         elapsed: started.elapsed(),
     }
     .emit();
+    SettleRequest {
+        lease,
+        settlement,
+        now_ms,
+    }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 pub struct DeliveryOutcome<'a> {
     pub endpoint: &'a str,
     pub target: &'a str,
-    /// `delivered`, `retry`, `dead` or `lease_lost`.
+    /// `delivered`, `retry` or `dead` (as decided; a lost lease is logged by the settler).
     pub outcome: &'static str,
     pub elapsed: Duration,
 }
