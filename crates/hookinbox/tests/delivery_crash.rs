@@ -100,6 +100,7 @@ async fn crashes_in_the_middle_of_delivery_batches() {
     let db = dir.path().join("inbox.db");
     let config = config_with_target(&db, &sink.url(), "concurrency = 8", "");
     let mut accepted = HashSet::new();
+    let mut pending_at_kills = 0;
     for round in 0..4 {
         let mut server = Server::start(dir.path(), &config);
         let client = client();
