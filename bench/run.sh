@@ -23,7 +23,12 @@
 #
 # Usage: bench/run.sh [--rounds N] [--rate R] [--duration S] [--warmup S]
 #                     [--sat-duration S] [--sat-warmup S] [--concurrency "16 64"]
-#                     [--no-build] [--keep-db]
+#                     [--quiet-wait S] [--quiet-max PCT] [--no-build] [--keep-db]
+#
+# The machine is shared: before each measurement the script waits (at most
+# --quiet-wait s) until less than --quiet-max % of the CPUs were busy over one
+# second, and it records how much CPU other processes used during each
+# measurement ("others" in the tables), so noisy rounds can be recognised.
 set -euo pipefail
 
 ROUNDS=3
@@ -35,6 +40,8 @@ SAT_WARMUP=3
 CONCURRENCY="32 64 128"
 BUILD=1
 KEEP_DB=0
+QUIET_WAIT=120 # most seconds to wait, before each measurement, for the machine to calm down
+QUIET_MAX=25   # "calm": at most this % of all CPUs busy over one second
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 
@@ -49,6 +56,8 @@ while (($#)); do
     --concurrency) CONCURRENCY=$2; shift 2 ;;
     --no-build) BUILD=0; shift ;;
     --keep-db) KEEP_DB=1; shift ;;
+    --quiet-wait) QUIET_WAIT=$2; shift 2 ;;
+    --quiet-max) QUIET_MAX=$2; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -169,6 +178,29 @@ print(json.dumps(threads))
 PY
 }
 
+# Busy and total jiffies of all CPUs, from /proc/stat.
+machine_jiffies() {
+    awk '/^cpu /{busy = $2 + $3 + $4 + $7 + $8 + $9; print busy, busy + $5 + $6}' /proc/stat
+}
+
+# Waits (at most QUIET_WAIT s) for a second in which under QUIET_MAX % of the
+# CPUs were busy; prints the seconds waited and the last busy %.
+wait_for_quiet() {
+    local waited=0 b0 t0 b1 t1 pct
+    while :; do
+        read -r b0 t0 < <(machine_jiffies)
+        sleep 1
+        read -r b1 t1 < <(machine_jiffies)
+        pct=$(((b1 - b0) * 100 / (t1 - t0 > 0 ? t1 - t0 : 1)))
+        if ((pct < QUIET_MAX || waited >= QUIET_WAIT)); then
+            echo "$waited $pct"
+            return
+        fi
+        sleep 2
+        waited=$((waited + 3))
+    done
+}
+
 # One measurement: kind (hookinbox|baseline), mode (open|sat), round, concurrency.
 measure() {
     local kind=$1 mode=$2 round=$3 conc=${4:-}
@@ -188,14 +220,17 @@ measure() {
         load+=(--saturate --concurrency "$conc" --duration "$SAT_DURATION" --warmup "$SAT_WARMUP")
         limit=$((SAT_DURATION + SAT_WARMUP + 60))
     fi
-    local load_before wall_start wall_end
+    local load_before wall_start wall_end quiet busy0 busy1 total0 total1
+    quiet=$(wait_for_quiet)
     load_before=$(cut -d' ' -f1 /proc/loadavg)
+    read -r busy0 total0 < <(machine_jiffies)
     wall_start=$(date +%s.%N)
     if ! timeout "$limit" "$BIN/loadgen" "${load[@]}" >"$OUT/logs/$name.loadgen.txt" 2>&1; then
         echo "loadgen failed for $name; see $OUT/logs/$name.loadgen.txt" >&2
         exit 1
     fi
     wall_end=$(date +%s.%N)
+    read -r busy1 total1 < <(machine_jiffies)
     local threads
     threads=$(thread_cpu_json "$SERVER_PID")
     stop_server
@@ -204,9 +239,10 @@ measure() {
         rows=$("$BIN/hookinbox" stats --json --config "$dir/bench.toml" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')
     fi
     python3 - "$OUT/runs/$name.meta.json" "$name" "$kind" "$mode" "$round" "$conc" "$rows" \
-        "$threads" "$wall_start" "$wall_end" "$load_before" <<'PY'
-import json, sys
-path, name, kind, mode, rnd, conc, rows, threads, start, end, load = sys.argv[1:]
+        "$threads" "$wall_start" "$wall_end" "$load_before" "$quiet" "$((busy1 - busy0))" <<'PY'
+import json, os, sys
+path, name, kind, mode, rnd, conc, rows, threads, start, end, load, quiet, busy = sys.argv[1:]
+waited, quiet_pct = quiet.split()
 json.dump({
     "name": name, "kind": kind, "mode": mode, "round": int(rnd),
     "concurrency": int(conc) if conc else None,
@@ -214,6 +250,9 @@ json.dump({
     "server_threads": json.loads(threads),
     "wall_s": round(float(end) - float(start), 2),
     "loadavg_before": float(load),
+    "quiet_waited_s": int(waited), "busy_percent_before": int(quiet_pct),
+    # CPU seconds of the whole machine (all processes) during the measurement.
+    "machine_cpu_s": int(busy) / os.sysconf("SC_CLK_TCK"),
 }, open(path, "w"), indent=1)
 PY
     python3 "$BENCH/summarize.py" --check "$OUT/runs/$name" || exit 1

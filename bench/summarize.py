@@ -7,7 +7,8 @@
                                   if a 2xx has no committed row
 
 The machine is shared and noisy, so the tables give every round, the median
-over rounds, and the hookinbox/baseline ratio of the medians.
+over rounds, the hookinbox/baseline ratio of the medians, and how much CPU
+other processes used meanwhile ("others' CPU", in % of one core).
 """
 
 import json
@@ -57,6 +58,15 @@ def server_cpu(meta):
     return total, 100.0 * total / meta["wall_s"] if meta["wall_s"] else 0.0
 
 
+def others_cpu(report, meta):
+    """% of one core used by processes other than this server and loadgen
+    during the measurement: the noise of the shared machine."""
+    if "machine_cpu_s" not in meta or not meta["wall_s"]:
+        return float("nan")
+    other = meta["machine_cpu_s"] - server_cpu(meta)[0] - (report.get("generator_cpu_s") or 0.0)
+    return max(0.0, 100.0 * other / meta["wall_s"])
+
+
 def check(prefix):
     report, meta = load(prefix)
     ok, text = durability(report, meta)
@@ -67,7 +77,7 @@ def check(prefix):
         f"   {meta['name']}: ok {report['ok']}, failed {errors}, "
         f"{report['ack_rate']:.0f} acks/s, p50 {lat['p50'] / 1e3:.2f} p99 {lat['p99'] / 1e3:.2f} "
         f"p99.9 {lat['p99_9'] / 1e3:.2f} max {lat['max'] / 1e3:.2f} ms, "
-        f"server cpu {cpu_pct:.0f} %, durability: {text}"
+        f"server cpu {cpu_pct:.0f} %, others {others_cpu(report, meta):.0f} %, durability: {text}"
     )
     print(line, file=sys.stderr)
     return 0 if ok else 1
@@ -107,7 +117,7 @@ def summarise(out):
             f"### Open loop at {rate:.0f} req/s (ack latency, ms)",
             "",
             "| target | round | p50 | p90 | p99 | p99.9 | max | 2xx / scheduled | non-2xx + errors "
-            "| server CPU | loadgen CPU | load avg | durability |",
+            "| server CPU | loadgen CPU | others' CPU | durability |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for kind in ("hookinbox", "baseline"):
@@ -122,7 +132,7 @@ def summarise(out):
                     f"| {kind} | {m['round']} | {fmt_ms(ms(lat['p50']))} | {fmt_ms(ms(lat['p90']))} "
                     f"| {fmt_ms(ms(lat['p99']))} | {fmt_ms(ms(lat['p99_9']))} | {fmt_ms(ms(lat['max']))} "
                     f"| {r['ok']} / {r['scheduled']} | {failures(r)} | {server_cpu(m)[1]:.0f} % "
-                    f"| {r['generator_cpu_percent']:.0f} % | {m['loadavg_before']:.1f} | {text} |"
+                    f"| {r['generator_cpu_percent']:.0f} % | {others_cpu(r, m):.0f} % | {text} |"
                 )
             if mine:
                 med = {
@@ -130,26 +140,27 @@ def summarise(out):
                     for key in ("p50", "p90", "p99", "p99_9", "max")
                 }
                 med["server_cpu_percent"] = median([server_cpu(m)[1] for _, m in mine])
+                med["others_cpu_percent"] = median([others_cpu(r, m) for r, m in mine])
                 med["failed"] = sum(failures(r) for r, _ in mine)
                 med["rounds"] = len(mine)
                 summary["open_loop"][kind] = med
         lines.append("")
         lines += [
-            "| median over rounds | p50 | p90 | p99 | p99.9 | max | server CPU |",
-            "|---|---|---|---|---|---|---|",
+            "| median over rounds | p50 | p90 | p99 | p99.9 | max | server CPU | others' CPU |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for kind, med in summary["open_loop"].items():
             lines.append(
                 f"| {kind} ({med['rounds']} rounds) | {fmt_ms(med['p50'])} | {fmt_ms(med['p90'])} "
                 f"| {fmt_ms(med['p99'])} | {fmt_ms(med['p99_9'])} | {fmt_ms(med['max'])} "
-                f"| {med['server_cpu_percent']:.0f} % |"
+                f"| {med['server_cpu_percent']:.0f} % | {med['others_cpu_percent']:.0f} % |"
             )
         h, b = summary["open_loop"].get("hookinbox"), summary["open_loop"].get("baseline")
         if h and b:
             lines.append(
                 f"| ratio hookinbox / baseline | {ratio(h['p50'], b['p50'])} | {ratio(h['p90'], b['p90'])} "
                 f"| {ratio(h['p99'], b['p99'])} | {ratio(h['p99_9'], b['p99_9'])} "
-                f"| {ratio(h['max'], b['max'])} | {ratio(h['server_cpu_percent'], b['server_cpu_percent'])} |"
+                f"| {ratio(h['max'], b['max'])} | {ratio(h['server_cpu_percent'], b['server_cpu_percent'])} | |"
             )
         lines.append("")
 
@@ -161,8 +172,9 @@ def summarise(out):
             "### Saturation (closed loop): 2xx per second",
             "",
             "| concurrency | hookinbox, each round | hookinbox median | baseline, each round "
-            "| baseline median | ratio | hookinbox p50 / p99 ms (closed loop) | hookinbox failed |",
-            "|---|---|---|---|---|---|---|---|",
+            "| baseline median | ratio | hookinbox p50 / p99 ms (closed loop) | hookinbox failed "
+            "| others' CPU (median) |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for c in concurrencies:
             row = {}
@@ -191,12 +203,16 @@ def summarise(out):
                 "baseline_server_cpu_percent": median(
                     [server_cpu(m)[1] for _, m in row["baseline"]]
                 ),
+                "others_cpu_percent": median(
+                    [others_cpu(r, m) for r, m in row["hookinbox"] + row["baseline"]]
+                ),
             }
             s = summary["saturate"][str(c)]
             lines.append(
                 f"| {c} | {', '.join(f'{x:.0f}' for x in h_rates)} | **{h_med:.0f}** "
                 f"| {', '.join(f'{x:.0f}' for x in b_rates)} | {b_med:.0f} | {ratio(h_med, b_med)} "
-                f"| {s['hookinbox_p50_ms']:.1f} / {s['hookinbox_p99_ms']:.1f} | {s['hookinbox_failed']} |"
+                f"| {s['hookinbox_p50_ms']:.1f} / {s['hookinbox_p99_ms']:.1f} | {s['hookinbox_failed']} "
+                f"| {s['others_cpu_percent']:.0f} % |"
             )
         lines.append("")
 
