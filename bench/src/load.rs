@@ -16,7 +16,8 @@ impl Load {
     /// Sends request `seq`. Latency runs from `intended` when given (open loop:
     /// the scheduled send time, so a late generator or a queue in front of the
     /// server shows up as latency) and from the actual start otherwise
-    /// (closed loop). Only `measured` requests are recorded.
+    /// (closed loop). Only `measured` requests are recorded; warmup ones are
+    /// only counted, so every 2xx of the run can be checked against the database.
     pub async fn one(&self, seq: u64, intended: Option<Instant>, measured: bool) {
         let started = Instant::now();
         let body = self.bodies.body(seq);
@@ -30,6 +31,8 @@ impl Load {
             let done = Instant::now();
             self.recorder
                 .finished(outcome, done.saturating_duration_since(origin), done);
+        } else {
+            self.recorder.warmup_finished(outcome);
         }
     }
 }

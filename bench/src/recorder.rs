@@ -30,6 +30,10 @@ pub struct Tally {
     pub first_send: Option<Instant>,
     pub last_send: Option<Instant>,
     pub last_ok: Option<Instant>,
+    /// 2xx responses to warmup requests (not in the histograms).
+    pub warmup_ok: u64,
+    /// Warmup requests that ended any other way.
+    pub warmup_not_ok: u64,
 }
 
 pub struct Recorder {
@@ -77,6 +81,16 @@ impl Recorder {
         }
     }
 
+    /// A warmup request ended: only counted, so that the 2xx of the whole run
+    /// (warmup included) can be compared with what the server stored.
+    pub fn warmup_finished(&self, outcome: Outcome) {
+        let mut tally = self.lock();
+        match outcome {
+            Outcome::Ok { .. } => tally.warmup_ok += 1,
+            Outcome::Status(_) | Outcome::Error(_) => tally.warmup_not_ok += 1,
+        }
+    }
+
     /// A request was due but could not be sent at all.
     pub fn not_sent(&self, kind: &'static str) {
         *self.lock().errors.entry(kind).or_default() += 1;
@@ -104,6 +118,8 @@ impl Tally {
             first_send: None,
             last_send: None,
             last_ok: None,
+            warmup_ok: 0,
+            warmup_not_ok: 0,
         }
     }
 }
@@ -131,7 +147,10 @@ mod tests {
         recorder.finished(Outcome::Status(503), Duration::ZERO, t0);
         recorder.finished(Outcome::Error("timeout"), Duration::ZERO, t0);
         recorder.not_sent("inflight_limit");
+        recorder.warmup_finished(Outcome::Ok { duplicate: false });
+        recorder.warmup_finished(Outcome::Status(503));
         let tally = recorder.take();
+        assert_eq!((tally.warmup_ok, tally.warmup_not_ok), (1, 1));
         assert_eq!((tally.sent, tally.bytes_sent), (2, 150));
         assert_eq!((tally.ok, tally.duplicates), (2, 1));
         assert_eq!(tally.statuses[&503], 1);

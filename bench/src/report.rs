@@ -38,6 +38,11 @@ pub struct Report {
     pub non_2xx: BTreeMap<String, u64>,
     /// Requests without a complete response (or never sent), by kind.
     pub errors: BTreeMap<String, u64>,
+    /// 2xx responses to warmup requests: with `ok`, every acknowledgement of
+    /// the run, which `bench/run.sh` compares with the rows the server stored.
+    pub warmup_ok: u64,
+    /// Warmup requests that got no 2xx.
+    pub warmup_not_ok: u64,
     /// 2xx latency in microseconds: from the intended send time (open loop) or
     /// the actual send (saturate) to the full response.
     pub latency_us: Percentiles,
@@ -153,6 +158,8 @@ impl Report {
                 .iter()
                 .map(|(kind, n)| (kind.to_string(), *n))
                 .collect(),
+            warmup_ok: tally.warmup_ok,
+            warmup_not_ok: tally.warmup_not_ok,
             latency_us: Percentiles::of(&tally.latency_us),
             send_lag_us: (facts.mode == "open_loop").then(|| Percentiles::of(&tally.send_lag_us)),
             bytes_sent: tally.bytes_sent,
@@ -209,6 +216,10 @@ impl Report {
         );
         row("non-2xx", counts(&self.non_2xx));
         row("errors", counts(&self.errors));
+        row(
+            "warmup",
+            format!("{} 2xx, {} other", self.warmup_ok, self.warmup_not_ok),
+        );
         row("latency ms", percentiles(&self.latency_us));
         if let Some(lag) = &self.send_lag_us {
             row("send lag ms", percentiles(lag));

@@ -119,15 +119,17 @@ impl SqliteStore {
             max_ops: options.max_batch_events.max(1),
             max_bytes: options.max_batch_bytes,
         };
+        // Thread names stay within Linux's 15 characters, so `top -H`, `perf`
+        // and /proc tell the writer and the checkpointer apart.
         let writer = std::thread::Builder::new()
-            .name("hookinbox-sqlite-writer".into())
+            .name("sqlite-writer".into())
             .spawn(move || group_commit::run(conn, requests, limits))
             .map_err(|e| open_error(&e))?;
         let (stop_checkpointer, stop) = mpsc::channel();
         let path = options.path.clone();
         let interval = options.checkpoint_interval;
         let checkpointer = std::thread::Builder::new()
-            .name("hookinbox-sqlite-checkpoint".into())
+            .name("sqlite-checkpt".into())
             .spawn(move || checkpointer::run(path, interval, stop))
             .map_err(|e| open_error(&e))?;
         Ok(SqliteStore {
