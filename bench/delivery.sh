@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Delivery benchmark of hookinbox (see bench/DELIVERY-RESULTS.md):
+# Delivery benchmark of hookinbox (results: bench/RESULTS.md, section 2):
 #
 #  (a) throughput: the outbox is filled first (`hookinbox serve --no-workers`,
 #      loadgen open loop), then `hookinbox work` drains it to a local sink;
