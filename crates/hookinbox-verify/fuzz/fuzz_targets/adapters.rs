@@ -62,6 +62,7 @@ struct Endpoint {
 fn settings() -> AdapterSettings {
     AdapterSettings {
         public_url: Some("https://example.com/hooks/fuzz".into()),
+        generic_hmac: Some(hookinbox_verify::providers::generic_hmac::GenericHmacSettings::example()),
     }
 }
 
