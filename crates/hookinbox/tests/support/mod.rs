@@ -347,6 +347,10 @@ impl Sink {
                     let body = axum::body::to_bytes(body, 4 << 20)
                         .await
                         .unwrap_or_default();
+                    let delay = sink.delay_ms.load(std::sync::atomic::Ordering::Relaxed);
+                    if delay > 0 {
+                        tokio::time::sleep(Duration::from_millis(delay)).await;
+                    }
                     let mut received = Received {
                         at: std::time::Instant::now(),
                         headers: parts.headers,
