@@ -19,6 +19,10 @@ pub enum StoreError {
     /// included) was rolled back.
     #[error("{0}")]
     Handler(String),
+    /// Stored bytes do not match what was recorded about them (a payload
+    /// whose SHA-256 differs from its fingerprint).
+    #[error("corrupt storage: {0}")]
+    Corrupt(String),
     /// The database could not be opened or migrated at start-up.
     #[error("cannot open the database: {0}")]
     Open(String),

@@ -65,9 +65,10 @@ async fn stored_row_keeps_raw_bytes_fingerprint_and_metadata() {
     )
     .await;
     assert_eq!(answer.status, 200);
-    let conn = rusqlite::Connection::open(dir.path().join("inbox.db")).unwrap();
-    let (payload, sha, version, event_type, object_id, object_version, status): (
-        Vec<u8>,
+    let db = dir.path().join("inbox.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let (id, sha, version, event_type, object_id, object_version, status): (
+        String,
         Vec<u8>,
         String,
         String,
@@ -76,13 +77,25 @@ async fn stored_row_keeps_raw_bytes_fingerprint_and_metadata() {
         String,
     ) = conn
         .query_row(
-            "SELECT p.payload, i.payload_sha256, i.matched_secret_version, i.event_type, i.object_id, i.object_version, i.status
-             FROM inbox i JOIN inbox_payload p ON p.inbox_id = i.id",
+            "SELECT id, payload_sha256, matched_secret_version, event_type, object_id, object_version, status
+             FROM inbox",
             [],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)),
         )
         .unwrap();
+    let payload = hookinbox_store::SqliteReader::open(&db)
+        .unwrap()
+        .load_event(&id)
+        .unwrap()
+        .unwrap()
+        .payload
+        .unwrap();
     assert_eq!(payload, body.as_bytes(), "raw bytes, not re-serialised");
+    assert_eq!(
+        payload_log_bytes(&db),
+        body.len() as u64,
+        "the body is in the payload log, once"
+    );
     assert_eq!(sha, hookinbox_store::Fingerprint::of(body.as_bytes()).0);
     assert_eq!(version, "v1");
     assert_eq!(event_type, "refund.created");
@@ -149,6 +162,11 @@ async fn verification_failures_are_401_or_400_and_store_nothing() {
     );
 
     assert!(inbox_rows(&dir.path().join("inbox.db")).is_empty());
+    assert_eq!(
+        payload_log_bytes(&dir.path().join("inbox.db")),
+        0,
+        "no byte of an unverified body was written"
+    );
     assert!(
         !server.logs().contains(marker),
         "an unverified body reached the logs"

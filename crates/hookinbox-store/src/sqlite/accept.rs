@@ -1,22 +1,21 @@
 //! Accepting one event: the atomic insert under UNIQUE(endpoint_id,
-//! provider_event_id) and, for a new row, its raw payload and one delivery
-//! row per target (the outbox) — in the same transaction, never
-//! read-then-write.
+//! provider_event_id) with a reference to its raw body in the payload log,
+//! and one delivery row per target (the outbox) — in the same transaction,
+//! never read-then-write. A duplicate's body is not written.
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::payload_log::PayloadLog;
 use crate::{AcceptOutcome, NewEvent};
 
 const INSERT_INBOX: &str = "
     INSERT INTO inbox (
         id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
         provider_created_at, received_at_ms, content_type, payload_sha256,
-        audit_headers, matched_secret_version
-    ) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+        audit_headers, matched_secret_version, payload_segment, payload_offset, payload_len
+    ) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
     ON CONFLICT (endpoint_id, provider_event_id) DO NOTHING
     RETURNING id";
-
-const INSERT_PAYLOAD: &str = "INSERT INTO inbox_payload (inbox_id, payload) VALUES (?1, ?2)";
 
 const LOOKUP_INBOX: &str =
     "SELECT id, payload_sha256 FROM inbox WHERE endpoint_id = ?1 AND provider_event_id = ?2";
@@ -30,9 +29,12 @@ const INSERT_DELIVERY: &str = "
 /// Inserts the event and its deliveries, or reports what already holds its id.
 pub(crate) fn accept(
     conn: &Connection,
+    payloads: &mut PayloadLog,
     event: &NewEvent,
 ) -> Result<AcceptOutcome, rusqlite::Error> {
     let id = uuid::Uuid::now_v7().to_string();
+    let before_body = payloads.mark();
+    let body = payloads.reserve(&event.payload);
     let audit_headers =
         serde_json::to_string(&event.audit_headers).unwrap_or_else(|_| "[]".to_owned());
     let inserted: Option<String> = conn
@@ -52,11 +54,15 @@ pub(crate) fn accept(
                 event.fingerprint.as_bytes(),
                 audit_headers,
                 event.matched_secret_version,
+                body.segment,
+                body.offset,
+                body.len,
             ],
             |row| row.get(0),
         )
         .optional()?;
     let Some(id) = inserted else {
+        payloads.rollback_to(before_body);
         let (id, fingerprint): (String, Vec<u8>) = conn
             .prepare_cached(LOOKUP_INBOX)?
             .query_row(params![event.endpoint_id, event.provider_event_id], |row| {
@@ -68,8 +74,6 @@ pub(crate) fn accept(
             AcceptOutcome::Conflict { id }
         });
     };
-    conn.prepare_cached(INSERT_PAYLOAD)?
-        .execute(params![id, event.payload.as_ref()])?;
     // Ordering needs both an object id and a version to order by.
     let (ordering_key, object_version) = match (&event.object_id, event.object_version) {
         (Some(object_id), Some(version)) => (Some(object_id.as_str()), Some(version)),

@@ -7,20 +7,26 @@
 //! alone and its caller gets the error, the others still commit. If the
 //! COMMIT itself fails, every caller of the batch gets `Unavailable` (a
 //! retryable 503): nothing half-written is ever acknowledged.
+//!
+//! Bodies go to the payload log (see `payload_log`): reserved while the ops
+//! run, written and synced just before the COMMIT, so a committed row never
+//! references bytes that are not durable.
 
 use std::sync::mpsc::{Receiver, TryRecvError};
 
 use rusqlite::{Connection, TransactionBehavior};
 use tokio::sync::oneshot;
 
+use super::payload_log::PayloadLog;
 use crate::StoreError;
 
 /// One unit of work for the writer.
 pub(crate) trait WriteOp: Send {
     /// Payload bytes this op writes, to bound a batch's size.
     fn weight(&self) -> usize;
-    /// Runs inside the batch transaction (within its own savepoint).
-    fn apply(&mut self, conn: &Connection) -> Result<(), OpError>;
+    /// Runs inside the batch transaction (within its own savepoint); bodies
+    /// it reserves in `payloads` are rolled back with the savepoint.
+    fn apply(&mut self, conn: &Connection, payloads: &mut PayloadLog) -> Result<(), OpError>;
     /// Answers the caller once the batch's fate is known.
     fn finish(self: Box<Self>, outcome: Result<(), StoreError>);
 }
@@ -36,7 +42,7 @@ pub(crate) struct TxOp<T, F> {
 impl<T, F> TxOp<T, F>
 where
     T: Send + 'static,
-    F: FnMut(&Connection) -> Result<T, OpError> + Send + 'static,
+    F: FnMut(&Connection, &mut PayloadLog) -> Result<T, OpError> + Send + 'static,
 {
     /// The op, boxed for the writer's queue, and where its answer arrives.
     pub(crate) fn boxed(
@@ -57,14 +63,14 @@ where
 impl<T, F> WriteOp for TxOp<T, F>
 where
     T: Send + 'static,
-    F: FnMut(&Connection) -> Result<T, OpError> + Send + 'static,
+    F: FnMut(&Connection, &mut PayloadLog) -> Result<T, OpError> + Send + 'static,
 {
     fn weight(&self) -> usize {
         self.weight
     }
 
-    fn apply(&mut self, conn: &Connection) -> Result<(), OpError> {
-        match (self.work)(conn) {
+    fn apply(&mut self, conn: &Connection, payloads: &mut PayloadLog) -> Result<(), OpError> {
+        match (self.work)(conn, payloads) {
             Ok(value) => {
                 self.result = Some(Ok(value));
                 Ok(())
@@ -118,7 +124,12 @@ pub(crate) struct BatchLimits {
 }
 
 /// Runs until every sender is dropped, then returns after the last batch.
-pub(crate) fn run(mut conn: Connection, queue: Receiver<Box<dyn WriteOp>>, limits: BatchLimits) {
+pub(crate) fn run(
+    mut conn: Connection,
+    mut payloads: PayloadLog,
+    queue: Receiver<Box<dyn WriteOp>>,
+    limits: BatchLimits,
+) {
     while let Ok(first) = queue.recv() {
         let mut bytes = first.weight();
         let mut batch = vec![first];
@@ -132,7 +143,7 @@ pub(crate) fn run(mut conn: Connection, queue: Receiver<Box<dyn WriteOp>>, limit
             }
         }
         let started = std::time::Instant::now();
-        let committed = commit(&mut conn, &mut batch);
+        let committed = commit(&mut conn, &mut payloads, &mut batch);
         metrics::histogram!("hookinbox_commit_duration_seconds")
             .record(started.elapsed().as_secs_f64());
         metrics::histogram!("hookinbox_commit_batch_ops").record(batch.len() as f64);
@@ -152,14 +163,34 @@ pub(crate) fn run(mut conn: Connection, queue: Receiver<Box<dyn WriteOp>>, limit
     }
 }
 
-fn commit(conn: &mut Connection, batch: &mut [Box<dyn WriteOp>]) -> Result<(), rusqlite::Error> {
+/// Why a batch did not commit.
+#[derive(Debug, thiserror::Error)]
+enum CommitError {
+    #[error(transparent)]
+    Sql(#[from] rusqlite::Error),
+    #[error("payload log: {0}")]
+    PayloadLog(#[from] std::io::Error),
+}
+
+fn commit(
+    conn: &mut Connection,
+    payloads: &mut PayloadLog,
+    batch: &mut [Box<dyn WriteOp>],
+) -> Result<(), CommitError> {
+    payloads.prepare_batch()?;
     let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     for op in batch.iter_mut() {
         let savepoint = tx.savepoint()?;
+        let mark = payloads.mark();
         // On error the savepoint rolls back when dropped; the op keeps its error.
-        if op.apply(&savepoint).is_ok() {
+        if op.apply(&savepoint, payloads).is_ok() {
             savepoint.commit()?;
+        } else {
+            payloads.rollback_to(mark);
         }
     }
-    tx.commit()
+    // Bodies first: if they cannot be made durable the transaction is
+    // dropped (rolled back) and every caller gets 503.
+    payloads.flush()?;
+    Ok(tx.commit()?)
 }

@@ -1,10 +1,12 @@
 //! The embedded SQLite store: WAL with `synchronous=FULL`, one writer thread
-//! doing group commit, readers on their own connections.
+//! doing group commit, readers on their own connections, and raw bodies in
+//! an append-only payload log beside the database file (`payload_log`).
 
 mod accept;
 mod checkpointer;
 mod group_commit;
 mod outbox;
+mod payload_log;
 mod reader;
 mod schema;
 
@@ -25,6 +27,7 @@ use crate::{
     SettleRequest, Settlement, SqliteHandler, Stats, Store, StoreError, StoredEvent,
 };
 use group_commit::{BatchLimits, OpError, TxOp, WriteOp};
+use payload_log::PayloadLog;
 
 /// Tuning of the SQLite store.
 #[derive(Debug, Clone)]
@@ -113,6 +116,8 @@ impl SqliteStore {
             .map_err(|e| open_error(&e))?;
         schema::migrate(&mut conn).map_err(|e| open_error(&e))?;
 
+        let payloads = payload_log::PayloadLog::open(&payload_log::directory_for(&options.path))
+            .map_err(|e| open_error(&e))?;
         let reader = Arc::new(SqliteReader::open(&options.path)?);
         let (queue, requests) = mpsc::sync_channel(options.queue_capacity);
         let limits = BatchLimits {
@@ -123,7 +128,7 @@ impl SqliteStore {
         // and /proc tell the writer and the checkpointer apart.
         let writer = std::thread::Builder::new()
             .name("sqlite-writer".into())
-            .spawn(move || group_commit::run(conn, requests, limits))
+            .spawn(move || group_commit::run(conn, payloads, requests, limits))
             .map_err(|e| open_error(&e))?;
         let (stop_checkpointer, stop) = mpsc::channel();
         let path = options.path.clone();
@@ -151,7 +156,7 @@ impl SqliteStore {
     async fn write<T: Send + 'static>(
         &self,
         weight: usize,
-        work: impl FnMut(&Connection) -> Result<T, OpError> + Send + 'static,
+        work: impl FnMut(&Connection, &mut PayloadLog) -> Result<T, OpError> + Send + 'static,
     ) -> Result<T, StoreError> {
         let queue = self.queue.as_ref().ok_or(StoreError::Stopped)?;
         let (op, answer) = TxOp::boxed(weight, work);
@@ -184,8 +189,8 @@ impl SqliteStore {
         handler: Arc<dyn SqliteHandler>,
     ) -> Result<AcceptOutcome, StoreError> {
         let weight = event.payload.len();
-        self.write(weight, move |conn| {
-            let outcome = accept::accept(conn, &event)?;
+        self.write(weight, move |conn, payloads| {
+            let outcome = accept::accept(conn, payloads, &event)?;
             if let AcceptOutcome::Inserted { id } = &outcome {
                 let handled = HandledEvent {
                     inbox_id: id,
@@ -210,18 +215,20 @@ impl SqliteStore {
 impl Store for SqliteStore {
     async fn accept(&self, event: NewEvent) -> Result<AcceptOutcome, StoreError> {
         let weight = event.payload.len();
-        self.write(weight, move |conn| Ok(accept::accept(conn, &event)?))
+        self.write(weight, move |conn, payloads| {
+            Ok(accept::accept(conn, payloads, &event)?)
+        })
             .await
     }
 
     async fn lease(&self, params: LeaseParams) -> Result<Vec<LeasedDelivery>, StoreError> {
-        self.write(0, move |conn| Ok(outbox::lease(conn, &params)?))
+        self.write(0, move |conn, _| Ok(outbox::lease(conn, &params)?))
             .await
     }
 
     async fn heartbeat(&self, lease: &LeasedDelivery, until_ms: i64) -> Result<bool, StoreError> {
         let lease = lease.clone();
-        self.write(0, move |conn| {
+        self.write(0, move |conn, _| {
             Ok(outbox::heartbeat(conn, &lease, until_ms)?)
         })
         .await
@@ -234,7 +241,7 @@ impl Store for SqliteStore {
         now_ms: i64,
     ) -> Result<bool, StoreError> {
         let lease = lease.clone();
-        self.write(0, move |conn| {
+        self.write(0, move |conn, _| {
             Ok(outbox::settle(conn, &lease, &settlement, now_ms)?)
         })
         .await
@@ -243,7 +250,7 @@ impl Store for SqliteStore {
     /// One op of the group commit: one savepoint, so each page the
     /// settlements touch is statement-journalled once, not once per delivery.
     async fn settle_many(&self, requests: Vec<SettleRequest>) -> Result<Vec<bool>, StoreError> {
-        self.write(0, move |conn| {
+        self.write(0, move |conn, _| {
             let mut settled = Vec::with_capacity(requests.len());
             for request in &requests {
                 settled.push(outbox::settle(
@@ -259,7 +266,7 @@ impl Store for SqliteStore {
     }
 
     async fn reclaim_expired(&self, now_ms: i64) -> Result<u64, StoreError> {
-        self.write(0, move |conn| Ok(outbox::reclaim_expired(conn, now_ms)?))
+        self.write(0, move |conn, _| Ok(outbox::reclaim_expired(conn, now_ms)?))
             .await
     }
 
@@ -268,7 +275,7 @@ impl Store for SqliteStore {
         selector: ReplaySelector,
         now_ms: i64,
     ) -> Result<Vec<String>, StoreError> {
-        self.write(0, move |conn| Ok(outbox::replay(conn, &selector, now_ms)?))
+        self.write(0, move |conn, _| Ok(outbox::replay(conn, &selector, now_ms)?))
             .await
     }
 

@@ -11,6 +11,7 @@ use rusqlite::{Connection, OpenFlags};
 use bytes::Bytes;
 use rusqlite::{params, OptionalExtension};
 
+use super::payload_log::{self, PayloadFiles, PayloadRef};
 use crate::{
     AttemptView, DeliveryView, EventDetail, EventFilter, EventSummary, Stats, StoreError,
     StoredEvent,
@@ -20,6 +21,7 @@ use crate::{
 pub struct SqliteReader {
     path: PathBuf,
     conn: Mutex<Connection>,
+    payloads: PayloadFiles,
 }
 
 impl SqliteReader {
@@ -42,6 +44,7 @@ impl SqliteReader {
         Ok(SqliteReader {
             path: path.to_owned(),
             conn: Mutex::new(conn),
+            payloads: PayloadFiles::new(payload_log::directory_for(path)),
         })
     }
 
@@ -84,15 +87,16 @@ impl SqliteReader {
 
     /// The event a delivery worker sends.
     pub fn load_event(&self, inbox_id: &str) -> Result<Option<StoredEvent>, StoreError> {
-        self.with_conn(|conn| {
+        let found = self.with_conn(|conn| {
             conn.prepare_cached(
                 "SELECT i.id, i.endpoint_id, i.provider, i.provider_event_id, i.event_type, i.object_id,
-                        i.object_version, i.received_at_ms, i.content_type, p.payload
+                        i.object_version, i.received_at_ms, i.content_type,
+                        i.payload_sha256, i.payload_segment, i.payload_offset, i.payload_len, p.payload
                  FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
                  WHERE i.id = ?1",
             )?
             .query_row(params![inbox_id], |row| {
-                Ok(StoredEvent {
+                let event = StoredEvent {
                     id: row.get(0)?,
                     endpoint_id: row.get(1)?,
                     provider: row.get(2)?,
@@ -102,11 +106,35 @@ impl SqliteReader {
                     object_version: row.get(6)?,
                     received_at_ms: row.get(7)?,
                     content_type: row.get(8)?,
-                    payload: row.get::<_, Option<Vec<u8>>>(9)?.map(Bytes::from),
-                })
+                    payload: None,
+                };
+                Ok((event, StoredPayload::from_row(row, 9)?))
             })
             .optional()
-        })
+        })?;
+        let Some((mut event, stored)) = found else {
+            return Ok(None);
+        };
+        event.payload = self.payload(&event.id, stored)?;
+        Ok(Some(event))
+    }
+
+    /// The raw body, from the payload log (or, for rows written before
+    /// schema 4, from `inbox_payload`), checked against its fingerprint.
+    fn payload(&self, inbox_id: &str, stored: StoredPayload) -> Result<Option<Bytes>, StoreError> {
+        let bytes = match (stored.location, stored.legacy) {
+            (Some(location), _) => self.payloads.read(location).map_err(|error| {
+                StoreError::Unavailable(format!("payload of {inbox_id}: {error}"))
+            })?,
+            (None, Some(legacy)) => Bytes::from(legacy),
+            (None, None) => return Ok(None),
+        };
+        if crate::Fingerprint::of(&bytes).as_bytes() != stored.sha256.as_slice() {
+            return Err(StoreError::Corrupt(format!(
+                "the stored payload of {inbox_id} does not match its fingerprint"
+            )));
+        }
+        Ok(Some(bytes))
     }
 
     /// Events, newest first.
@@ -127,23 +155,25 @@ impl SqliteReader {
         })
     }
 
-    /// One event with its deliveries and their attempts; `payload` only when asked.
+    /// One event with its deliveries and their attempts; the payload only
+    /// when asked (`with_payload`).
     pub fn show_event(
         &self,
         inbox_id: &str,
+        with_payload: bool,
     ) -> Result<Option<(EventDetail, Option<Bytes>)>, StoreError> {
-        self.with_conn(|conn| {
+        let found = self.with_conn(|conn| {
             let found = conn
                 .prepare_cached(
                     "SELECT i.id, i.endpoint_id, i.provider, i.provider_event_id, i.event_type, i.status,
                             i.received_at_ms, i.object_id, i.object_version, i.provider_created_at,
-                            i.content_type, i.matched_secret_version, i.payload_sha256, p.payload
+                            i.content_type, i.matched_secret_version,
+                            i.payload_sha256, i.payload_segment, i.payload_offset, i.payload_len, p.payload
                      FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
                      WHERE i.id = ?1",
                 )?
                 .query_row(params![inbox_id], |row| {
-                    let payload: Option<Vec<u8>> = row.get(13)?;
-                    let sha: Vec<u8> = row.get(12)?;
+                    let stored = StoredPayload::from_row(row, 12)?;
                     Ok((
                         EventDetail {
                             summary: summary_from_row(row)?,
@@ -152,15 +182,19 @@ impl SqliteReader {
                             provider_created_at: row.get(9)?,
                             content_type: row.get(10)?,
                             matched_secret_version: row.get(11)?,
-                            payload_sha256: sha.iter().map(|b| format!("{b:02x}")).collect(),
-                            payload_bytes: payload.as_ref().map(Vec::len),
+                            payload_sha256: stored
+                                .sha256
+                                .iter()
+                                .map(|b| format!("{b:02x}"))
+                                .collect(),
+                            payload_bytes: stored.len(),
                             deliveries: Vec::new(),
                         },
-                        payload.map(Bytes::from),
+                        stored,
                     ))
                 })
                 .optional()?;
-            let Some((mut detail, payload)) = found else {
+            let Some((mut detail, stored)) = found else {
                 return Ok(None);
             };
             let mut deliveries = conn.prepare_cached(
@@ -199,8 +233,17 @@ impl SqliteReader {
                     .collect::<Result<_, _>>()?;
                 detail.deliveries.push(delivery);
             }
-            Ok(Some((detail, payload)))
-        })
+            Ok(Some((detail, stored)))
+        })?;
+        let Some((detail, stored)) = found else {
+            return Ok(None);
+        };
+        let payload = if with_payload {
+            self.payload(&detail.summary.id, stored)?
+        } else {
+            None
+        };
+        Ok(Some((detail, payload)))
     }
 
     /// Delivery rows by status, for tests and operators.
@@ -210,6 +253,45 @@ impl SqliteReader {
                 .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
                 .collect()
         })
+    }
+}
+
+/// Where a row's raw body is, as read from the row.
+struct StoredPayload {
+    sha256: Vec<u8>,
+    location: Option<PayloadRef>,
+    /// The body itself, for rows written before the payload log.
+    legacy: Option<Vec<u8>>,
+}
+
+impl StoredPayload {
+    /// Reads `payload_sha256, payload_segment, payload_offset, payload_len,
+    /// inbox_payload.payload` starting at column `first`.
+    fn from_row(row: &rusqlite::Row<'_>, first: usize) -> Result<StoredPayload, rusqlite::Error> {
+        let segment: Option<i64> = row.get(first + 1)?;
+        let offset: Option<i64> = row.get(first + 2)?;
+        let len: Option<i64> = row.get(first + 3)?;
+        let location = match (segment, offset, len) {
+            (Some(segment), Some(offset), Some(len)) => Some(PayloadRef {
+                segment,
+                offset,
+                len,
+            }),
+            _ => None,
+        };
+        Ok(StoredPayload {
+            sha256: row.get(first)?,
+            location,
+            legacy: row.get(first + 4)?,
+        })
+    }
+
+    fn len(&self) -> Option<usize> {
+        match (&self.location, &self.legacy) {
+            (Some(location), _) => usize::try_from(location.len).ok(),
+            (None, Some(legacy)) => Some(legacy.len()),
+            (None, None) => None,
+        }
     }
 }
 

@@ -88,6 +88,14 @@ const MIGRATIONS: &[&str] = &[
         SELECT id, payload FROM inbox WHERE payload IS NOT NULL;
     ALTER TABLE inbox DROP COLUMN payload;
     "#,
+    // 4: raw bodies move to the payload log beside the database (written
+    // once, not once to the WAL and again by the checkpoint); the row keeps
+    // where its body is. Rows from before keep theirs in inbox_payload.
+    r#"
+    ALTER TABLE inbox ADD COLUMN payload_segment INTEGER;  -- payload log segment; NULL: in inbox_payload, or purged
+    ALTER TABLE inbox ADD COLUMN payload_offset INTEGER;
+    ALTER TABLE inbox ADD COLUMN payload_len INTEGER;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -55,7 +55,7 @@ pub async fn run(command: EventsCommand) -> anyhow::Result<bool> {
         } => {
             let config = Config::load(&config)?;
             let reader = storage::open_reader(&config)?;
-            let Some((detail, raw)) = reader.show_event(&id)? else {
+            let Some((detail, raw)) = reader.show_event(&id, payload)? else {
                 eprintln!("no event {id}");
                 return Ok(false);
             };

@@ -431,6 +431,15 @@ pub async fn eventually(timeout: Duration, mut check: impl FnMut() -> bool) -> b
 }
 
 /// Inbox status by provider event id.
+/// Bytes in the payload log beside the database (all segments).
+pub fn payload_log_bytes(db: &Path) -> u64 {
+    let dir = PathBuf::from(format!("{}-payloads", db.display()));
+    std::fs::read_dir(dir)
+        .expect("payload log directory")
+        .map(|entry| entry.expect("entry").metadata().expect("metadata").len())
+        .sum()
+}
+
 pub fn inbox_status(db: &Path) -> std::collections::HashMap<String, String> {
     let conn = rusqlite::Connection::open(db).expect("open db");
     let mut statement = conn
