@@ -83,16 +83,17 @@ impl TrustRoots {
 pub fn describe_failure(error: &(dyn std::error::Error + 'static)) -> Option<&'static str> {
     let mut next = Some(error);
     while let Some(error) = next {
-        // tokio-rustls hands rustls errors over inside an io::Error, whose
-        // `source()` skips the wrapped error itself, so look inside it.
-        let inner = error
-            .downcast_ref::<std::io::Error>()
-            .and_then(|io| io.get_ref())
-            .and_then(|inner| inner.downcast_ref::<rustls::Error>());
-        if let Some(tls) = error.downcast_ref::<rustls::Error>().or(inner) {
+        if let Some(tls) = error.downcast_ref::<rustls::Error>() {
             return Some(describe(tls));
         }
-        next = error.source();
+        // hyper-rustls and tokio-rustls wrap rustls errors in io::Errors
+        // (twice), and io::Error's `source()` skips the error it wraps.
+        next = match error.downcast_ref::<std::io::Error>() {
+            Some(io) => io
+                .get_ref()
+                .map(|inner| inner as &(dyn std::error::Error + 'static)),
+            None => error.source(),
+        };
     }
     None
 }
@@ -124,10 +125,11 @@ mod tests {
 
     #[test]
     fn tls_errors_are_found_inside_io_errors_and_described_without_names() {
-        let io = std::io::Error::new(
+        // As hyper-rustls hands it over: io::Error::other(tokio-rustls' io::Error).
+        let io = std::io::Error::other(std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer),
-        );
+        ));
         assert_eq!(
             describe_failure(&io),
             Some("tls certificate error: not issued by a trusted CA")
