@@ -6,6 +6,9 @@
 //! `webhook-id` = the inbox id (stable across retries and replays),
 //! `webhook-timestamp`, `webhook-signature`, and `X-Hookinbox-Provider`,
 //! `-Endpoint`, `-Event-Id`, `-Event-Type`.
+//!
+//! `http://` URLs go over plain TCP; `https://` URLs over TLS with the
+//! target's trust roots (see `tls.rs`), HTTP/1.1 either way.
 
 use std::time::Duration;
 
@@ -15,11 +18,13 @@ use hookinbox_verify::SecretBytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 use hyper::{Request, StatusCode, Uri};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::{Client, ResponseFuture};
 use hyper_util::rt::TokioExecutor;
 
 use super::retry_policy::AttemptOutcome;
+use super::tls::{self, TrustRoots};
 
 /// Never read more than this of a target's response body (it is drained, not kept).
 const MAX_RESPONSE_BYTES: usize = 64 * 1024;
@@ -28,7 +33,22 @@ pub struct HttpTarget {
     url: Uri,
     timeout: Duration,
     signing_key: SecretBytes,
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Transport,
+}
+
+/// The connection pool: plain for `http://` targets, TLS for `https://` ones.
+enum Transport {
+    Plain(Client<HttpConnector, Full<Bytes>>),
+    Tls(Client<HttpsConnector<HttpConnector>, Full<Bytes>>),
+}
+
+impl Transport {
+    fn request(&self, request: Request<Full<Bytes>>) -> ResponseFuture {
+        match self {
+            Transport::Plain(client) => client.request(request),
+            Transport::Tls(client) => client.request(request),
+        }
+    }
 }
 
 impl std::fmt::Debug for HttpTarget {
@@ -41,19 +61,39 @@ impl std::fmt::Debug for HttpTarget {
 }
 
 impl HttpTarget {
+    /// A target sending over plain TCP (`http://` URLs).
     pub fn new(url: Uri, timeout: Duration, signing_key: SecretBytes) -> HttpTarget {
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        connector.set_connect_timeout(Some(timeout));
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(30))
-            .build(connector);
+        let client = client_builder().build(tcp_connector(timeout));
         HttpTarget {
             url,
             timeout,
             signing_key,
-            client,
+            client: Transport::Plain(client),
         }
+    }
+
+    /// A target sending over TLS (`https://` URLs), verifying the server
+    /// against `roots` and the URL's host name.
+    pub fn with_tls(
+        url: Uri,
+        timeout: Duration,
+        signing_key: SecretBytes,
+        roots: TrustRoots,
+    ) -> Result<HttpTarget, rustls::Error> {
+        let mut tcp = tcp_connector(timeout);
+        // The TLS layer, not the TCP one, decides which schemes pass.
+        tcp.enforce_http(false);
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(roots.client_config()?)
+            .https_only()
+            .enable_http1()
+            .wrap_connector(tcp);
+        Ok(HttpTarget {
+            url,
+            timeout,
+            signing_key,
+            client: Transport::Tls(client_builder().build(connector)),
+        })
     }
 
     /// One attempt. Errors are described without URLs, bodies or secrets.
@@ -113,16 +153,29 @@ impl HttpTarget {
                 retry_after_ms: None,
             },
             Ok(Err(error)) => AttemptOutcome::Transient {
-                error: if error.is_connect() {
-                    "connect error".into()
-                } else {
-                    "connection error".into()
+                error: match tls::describe_failure(&error) {
+                    Some(tls_failure) => tls_failure.into(),
+                    None if error.is_connect() => "connect error".into(),
+                    None => "connection error".into(),
                 },
                 retry_after_ms: None,
             },
             Ok(Ok((status, headers))) => classify(status, &headers, std::time::SystemTime::now()),
         }
     }
+}
+
+fn tcp_connector(timeout: Duration) -> HttpConnector {
+    let mut connector = HttpConnector::new();
+    connector.set_nodelay(true);
+    connector.set_connect_timeout(Some(timeout));
+    connector
+}
+
+fn client_builder() -> hyper_util::client::legacy::Builder {
+    let mut builder = Client::builder(TokioExecutor::new());
+    builder.pool_idle_timeout(Duration::from_secs(30));
+    builder
 }
 
 /// Maps a target's answer to an attempt outcome. 2xx: delivered. 408, 409,

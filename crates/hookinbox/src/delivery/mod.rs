@@ -7,6 +7,7 @@ pub mod rescuer;
 pub mod retry_policy;
 pub mod settler;
 pub mod target;
+pub mod tls;
 pub mod worker;
 
 use std::sync::Arc;

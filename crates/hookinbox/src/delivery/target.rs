@@ -4,10 +4,12 @@
 use std::time::Duration;
 
 use hookinbox_verify::{Adapter, Key};
+use hyper::Uri;
 use tokio::sync::Notify;
 
 use super::http_target::HttpTarget;
 use super::retry_policy::RetryPolicy;
+use super::tls::TrustRoots;
 use crate::config::{parse_duration_ms, ConfigError, TargetConfig, TargetKind};
 use crate::secret_source::resolve_one;
 
@@ -43,7 +45,7 @@ impl Target {
         let timeout = Duration::from_millis(config.timeout_ms);
         let sender = match config.kind {
             TargetKind::Http => {
-                let url = config
+                let url: Uri = config
                     .url
                     .as_deref()
                     .ok_or_else(|| {
@@ -51,6 +53,12 @@ impl Target {
                     })?
                     .parse()
                     .map_err(|_| ConfigError::invalid(format!("{field}.url"), "not a valid URL"))?;
+                if url.host().is_none() {
+                    return Err(ConfigError::invalid(
+                        format!("{field}.url"),
+                        "the URL has no host",
+                    ));
+                }
                 let secret = resolve_one(
                     config.secret.as_deref(),
                     config.secret_env.as_deref(),
@@ -74,7 +82,43 @@ impl Target {
                         "expected a whsec_ (HMAC) secret, not a public key",
                     ));
                 };
-                Sender::Http(HttpTarget::new(url, timeout, key))
+                let https = match url.scheme_str() {
+                    Some("https") => true,
+                    Some("http") => false,
+                    _ => {
+                        return Err(ConfigError::invalid(
+                            format!("{field}.url"),
+                            "must be an http:// or https:// URL",
+                        ))
+                    }
+                };
+                match (https, &config.ca_file) {
+                    (false, None) => Sender::Http(HttpTarget::new(url, timeout, key)),
+                    (false, Some(_)) => {
+                        return Err(ConfigError::invalid(
+                            format!("{field}.ca_file"),
+                            "only https:// targets use a ca_file",
+                        ))
+                    }
+                    (true, ca_file) => {
+                        let roots = match ca_file {
+                            Some(file) => TrustRoots::from_ca_file(
+                                file,
+                                base_dir,
+                                &format!("{field}.ca_file"),
+                            )?,
+                            None => TrustRoots::Mozilla,
+                        };
+                        let target =
+                            HttpTarget::with_tls(url, timeout, key, roots).map_err(|e| {
+                                ConfigError::invalid(
+                                    format!("{field}.url"),
+                                    format!("cannot set up TLS: {e}"),
+                                )
+                            })?;
+                        Sender::Http(target)
+                    }
+                }
             }
         };
         let max_age_ms = parse_duration_ms(&config.max_age).ok_or_else(|| {

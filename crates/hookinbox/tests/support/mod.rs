@@ -330,16 +330,57 @@ impl Sink {
         Sink::serve(listener)
     }
 
-    fn serve(listener: tokio::net::TcpListener) -> Sink {
-        let addr = listener.local_addr().unwrap();
-        let sink = Sink {
+    /// A sink answering 200 over TLS on a free port, with `pki`'s server
+    /// certificate; its URL is `https_url()`.
+    pub async fn start_tls(pki: &TestPki) -> Sink {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let sink = Sink::new(listener.local_addr().unwrap());
+        let app = sink.app();
+        let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::clone(&pki.server_config));
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                let service = hyper_util::service::TowerToHyperService::new(app.clone());
+                tokio::spawn(async move {
+                    // A client that refuses the certificate ends here.
+                    let Ok(tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                        .await;
+                });
+            }
+        });
+        sink
+    }
+
+    pub fn https_url(&self) -> String {
+        format!("https://{}/internal", self.addr)
+    }
+
+    fn new(addr: SocketAddr) -> Sink {
+        Sink {
             addr,
             received: Default::default(),
             responder: std::sync::Arc::new(std::sync::Mutex::new(Box::new(|_, _| (200, vec![])))),
             delay_ms: Default::default(),
-        };
-        let app = {
-            let sink = sink.clone();
+        }
+    }
+
+    fn serve(listener: tokio::net::TcpListener) -> Sink {
+        let sink = Sink::new(listener.local_addr().unwrap());
+        let app = sink.app();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        sink
+    }
+
+    /// Records each request and answers as the responder says.
+    fn app(&self) -> axum::Router {
+        {
+            let sink = self.clone();
             axum::Router::new().fallback(move |request: axum::extract::Request| {
                 let sink = sink.clone();
                 async move {
@@ -370,11 +411,7 @@ impl Sink {
                     response.body(axum::body::Body::empty()).unwrap()
                 }
             })
-        };
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        sink
+        }
     }
 
     pub fn url(&self) -> String {
@@ -444,6 +481,63 @@ pub fn inbox_status(db: &Path) -> std::collections::HashMap<String, String> {
     let conn = rusqlite::Connection::open(db).expect("open db");
     let mut statement = conn
         .prepare("SELECT provider_event_id, status FROM inbox")
+        .expect("prepare");
+    statement
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .expect("query")
+        .map(|r| r.expect("row"))
+        .collect()
+}
+
+/// A throwaway CA and a server certificate it issued for `names`, made at
+/// test time (nothing on disk until a test writes `ca_pem`).
+pub struct TestPki {
+    /// The CA certificate, PEM: what a target's `ca_file` holds.
+    pub ca_pem: String,
+    /// A TLS server configuration presenting the issued certificate.
+    pub server_config: std::sync::Arc<rustls::ServerConfig>,
+}
+
+impl TestPki {
+    /// `names`: DNS names or IP addresses the server certificate is valid for.
+    pub fn new(names: &[&str]) -> TestPki {
+        use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose};
+        let ca_key = KeyPair::generate().unwrap();
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca_params
+            .distinguished_name
+            .push(DnType::CommonName, "hookinbox test CA");
+        ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        let ca = ca_params.self_signed(&ca_key).unwrap();
+
+        let server_key = KeyPair::generate().unwrap();
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let server = CertificateParams::new(names)
+            .unwrap()
+            .signed_by(&server_key, &ca, &ca_key)
+            .unwrap();
+
+        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(server_key.serialize_der().into());
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let server_config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![server.der().clone()], key)
+            .unwrap();
+        TestPki {
+            ca_pem: ca.pem(),
+            server_config: std::sync::Arc::new(server_config),
+        }
+    }
+}
+
+/// Every delivery row as (status, last_error).
+pub fn deliveries(db: &Path) -> Vec<(String, Option<String>)> {
+    let conn = rusqlite::Connection::open(db).expect("open db");
+    let mut statement = conn
+        .prepare("SELECT status, last_error FROM delivery ORDER BY id")
         .expect("prepare");
     statement
         .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
