@@ -240,7 +240,7 @@ throughput_run() {
     result "$dir" variant="$label" concurrency="$c" run="$k" events="$pending" complete="$complete" \
         work_cpu_s="$work_cpu" sink_cpu_s="$sink_cpu" machine_busy_percent="$busy" cpu="$dir/cpu.json" \
         throughput="$dir/throughput.json" threads="$dir/threads.json" sink="$dir/sink.json" load="$dir/load.json"
-    [ "$KEEP_DB" = 1 ] || rm -f "$dir"/hookinbox.db*
+    [ "$KEEP_DB" = 1 ] || rm -rf "$dir"/hookinbox.db*
     echo "throughput $label c=$c run=$k: $(cat "$dir/throughput.json") work_cpu=${work_cpu}s sink_cpu=${sink_cpu}s $(cat "$dir/cpu.json")"
 }
 
@@ -284,7 +284,7 @@ latency_run() {
     result "$dir" variant="$label" concurrency="$c" run="$k" rate="$LAT_RATE" complete="$complete" \
         serve_cpu_s="$serve_cpu" sink_cpu_s="$sink_cpu" machine_busy_percent="$busy" cpu="$dir/cpu.json" \
         latency="$dir/latency.json" threads="$dir/threads.json" sink="$dir/sink.json" loadgen="$dir/load.json"
-    [ "$KEEP_DB" = 1 ] || rm -f "$dir"/hookinbox.db*
+    [ "$KEEP_DB" = 1 ] || rm -rf "$dir"/hookinbox.db*
     echo "latency $label c=$c run=$k: $(cat "$dir/latency.json") serve_cpu=${serve_cpu}s $(cat "$dir/cpu.json")"
 }
 

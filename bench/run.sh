@@ -256,7 +256,7 @@ json.dump({
 }, open(path, "w"), indent=1)
 PY
     python3 "$BENCH/summarize.py" --check "$OUT/runs/$name" || exit 1
-    ((KEEP_DB)) || rm -f "$dir"/inbox.db*
+    ((KEEP_DB)) || rm -rf "$dir"/inbox.db*
 }
 
 {
