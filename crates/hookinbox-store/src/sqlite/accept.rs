@@ -3,7 +3,7 @@
 //! and one delivery row per target (the outbox) — in the same transaction,
 //! never read-then-write. A duplicate's body is not written.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection};
 
 use super::payload_log::PayloadLog;
 use crate::{AcceptOutcome, NewEvent};
@@ -14,8 +14,7 @@ const INSERT_INBOX: &str = "
         provider_created_at, received_at_ms, content_type, payload_sha256,
         audit_headers, matched_secret_version, payload_segment, payload_offset, payload_len
     ) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
-    ON CONFLICT (endpoint_id, provider_event_id) DO NOTHING
-    RETURNING id";
+    ON CONFLICT (endpoint_id, provider_event_id) DO NOTHING";
 
 const LOOKUP_INBOX: &str =
     "SELECT id, payload_sha256 FROM inbox WHERE endpoint_id = ?1 AND provider_event_id = ?2";
@@ -26,42 +25,58 @@ const INSERT_DELIVERY: &str = "
         ordering_key, object_version, created_at_ms
     ) VALUES (?1, ?2, ?3, 0, 'PENDING', 0, ?4, ?5, ?6, ?4)";
 
+/// An event ready for the writer: what can be computed before the
+/// transaction (its would-be id, the audit headers as JSON) is, so the one
+/// writer thread spends its time on the insert only.
+pub(crate) struct PreparedEvent {
+    id: String,
+    audit_headers: String,
+    pub(crate) event: NewEvent,
+}
+
+impl PreparedEvent {
+    pub(crate) fn new(event: NewEvent) -> PreparedEvent {
+        PreparedEvent {
+            id: uuid::Uuid::now_v7().to_string(),
+            audit_headers: serde_json::to_string(&event.audit_headers)
+                .unwrap_or_else(|_| "[]".to_owned()),
+            event,
+        }
+    }
+}
+
 /// Inserts the event and its deliveries, or reports what already holds its id.
 pub(crate) fn accept(
     conn: &Connection,
     payloads: &mut PayloadLog,
-    event: &NewEvent,
+    prepared: &PreparedEvent,
 ) -> Result<AcceptOutcome, rusqlite::Error> {
-    let id = uuid::Uuid::now_v7().to_string();
+    let PreparedEvent {
+        id,
+        audit_headers,
+        event,
+    } = prepared;
     let before_body = payloads.mark();
     let body = payloads.reserve(&event.payload);
-    let audit_headers =
-        serde_json::to_string(&event.audit_headers).unwrap_or_else(|_| "[]".to_owned());
-    let inserted: Option<String> = conn
-        .prepare_cached(INSERT_INBOX)?
-        .query_row(
-            params![
-                id,
-                event.endpoint_id,
-                event.provider,
-                event.provider_event_id,
-                event.event_type,
-                event.object_id,
-                event.object_version,
-                event.provider_created_at,
-                event.received_at_ms,
-                event.content_type,
-                event.fingerprint.as_bytes(),
-                audit_headers,
-                event.matched_secret_version,
-                body.segment,
-                body.offset,
-                body.len,
-            ],
-            |row| row.get(0),
-        )
-        .optional()?;
-    let Some(id) = inserted else {
+    let inserted = conn.prepare_cached(INSERT_INBOX)?.execute(params![
+        id,
+        event.endpoint_id,
+        event.provider,
+        event.provider_event_id,
+        event.event_type,
+        event.object_id,
+        event.object_version,
+        event.provider_created_at,
+        event.received_at_ms,
+        event.content_type,
+        event.fingerprint.as_bytes(),
+        audit_headers,
+        event.matched_secret_version,
+        body.segment,
+        body.offset,
+        body.len,
+    ])? == 1;
+    if !inserted {
         payloads.rollback_to(before_body);
         let (id, fingerprint): (String, Vec<u8>) = conn
             .prepare_cached(LOOKUP_INBOX)?
@@ -73,7 +88,7 @@ pub(crate) fn accept(
         } else {
             AcceptOutcome::Conflict { id }
         });
-    };
+    }
     // Ordering needs both an object id and a version to order by.
     let (ordering_key, object_version) = match (&event.object_id, event.object_version) {
         (Some(object_id), Some(version)) => (Some(object_id.as_str()), Some(version)),
@@ -90,5 +105,5 @@ pub(crate) fn accept(
             object_version
         ])?;
     }
-    Ok(AcceptOutcome::Inserted { id })
+    Ok(AcceptOutcome::Inserted { id: id.clone() })
 }

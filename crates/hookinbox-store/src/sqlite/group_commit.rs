@@ -178,16 +178,18 @@ fn commit(
     batch: &mut [Box<dyn WriteOp>],
 ) -> Result<(), CommitError> {
     payloads.prepare_batch()?;
-    let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     for op in batch.iter_mut() {
-        let savepoint = tx.savepoint()?;
+        // A savepoint per op, with cached statements (rusqlite's
+        // `savepoint()` parses its SQL on every call).
+        tx.prepare_cached("SAVEPOINT op")?.execute([])?;
         let mark = payloads.mark();
-        // On error the savepoint rolls back when dropped; the op keeps its error.
-        if op.apply(&savepoint, payloads).is_ok() {
-            savepoint.commit()?;
-        } else {
+        if op.apply(&tx, payloads).is_err() {
+            // The op keeps its error; its writes and its bodies are undone.
+            tx.prepare_cached("ROLLBACK TO op")?.execute([])?;
             payloads.rollback_to(mark);
         }
+        tx.prepare_cached("RELEASE op")?.execute([])?;
     }
     // Bodies first: if they cannot be made durable the transaction is
     // dropped (rolled back) and every caller gets 503.

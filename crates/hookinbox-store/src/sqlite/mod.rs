@@ -189,9 +189,11 @@ impl SqliteStore {
         handler: Arc<dyn SqliteHandler>,
     ) -> Result<AcceptOutcome, StoreError> {
         let weight = event.payload.len();
+        let prepared = accept::PreparedEvent::new(event);
         self.write(weight, move |conn, payloads| {
-            let outcome = accept::accept(conn, payloads, &event)?;
+            let outcome = accept::accept(conn, payloads, &prepared)?;
             if let AcceptOutcome::Inserted { id } = &outcome {
+                let event = &prepared.event;
                 let handled = HandledEvent {
                     inbox_id: id,
                     endpoint_id: &event.endpoint_id,
@@ -215,10 +217,11 @@ impl SqliteStore {
 impl Store for SqliteStore {
     async fn accept(&self, event: NewEvent) -> Result<AcceptOutcome, StoreError> {
         let weight = event.payload.len();
+        let prepared = accept::PreparedEvent::new(event);
         self.write(weight, move |conn, payloads| {
-            Ok(accept::accept(conn, payloads, &event)?)
+            Ok(accept::accept(conn, payloads, &prepared)?)
         })
-            .await
+        .await
     }
 
     async fn lease(&self, params: LeaseParams) -> Result<Vec<LeasedDelivery>, StoreError> {
@@ -275,8 +278,10 @@ impl Store for SqliteStore {
         selector: ReplaySelector,
         now_ms: i64,
     ) -> Result<Vec<String>, StoreError> {
-        self.write(0, move |conn, _| Ok(outbox::replay(conn, &selector, now_ms)?))
-            .await
+        self.write(0, move |conn, _| {
+            Ok(outbox::replay(conn, &selector, now_ms)?)
+        })
+        .await
     }
 
     async fn load_event(&self, inbox_id: &str) -> Result<Option<StoredEvent>, StoreError> {
