@@ -1,11 +1,12 @@
 //! What a 2xx promises survives `kill -9`: requests stream in from many
 //! concurrent senders while the server is killed at random moments (so some
 //! kills land in the middle of a group commit); after each kill the server
-//! restarts on the same file and every acknowledged event must be there.
+//! restarts on the same file and every acknowledged event must be there,
+//! with its body byte for byte (the row and the payload log agree).
 
 mod support;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,7 +21,8 @@ async fn acknowledged_events_survive_kill_9() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("inbox.db");
     let config_text = config(&db, "");
-    let acked: Arc<Mutex<HashSet<String>>> = Arc::default();
+    // Acknowledged event id → the body sent.
+    let acked: Arc<Mutex<HashMap<String, String>>> = Arc::default();
     let mut total_acked_before_kills = Vec::new();
 
     for round in 0..KILLS {
@@ -38,10 +40,11 @@ async fn acknowledged_events_survive_kill_9() {
                         n += 1;
                         // Bodies of varied size so commits take varied time.
                         let pad = "x".repeat((n as usize * 997) % 20_000);
-                        let event = lab_signed(format!(r#"{{"id":"{id}","pad":"{pad}"}}"#), now());
+                        let body = format!(r#"{{"id":"{id}","pad":"{pad}"}}"#);
+                        let event = lab_signed(body.clone(), now());
                         match send(&client, "POST", &url, &event).await {
                             Ok(answer) if answer.status == 200 => {
-                                acked.lock().unwrap().insert(id);
+                                acked.lock().unwrap().insert(id, body);
                             }
                             Ok(answer) => {
                                 panic!("unexpected status {} before the kill", answer.status)
@@ -61,15 +64,33 @@ async fn acknowledged_events_survive_kill_9() {
         }
         total_acked_before_kills.push(acked.lock().unwrap().len());
 
-        let stored: HashSet<String> = inbox_rows(&db).into_iter().map(|r| r.2).collect();
+        let rows = inbox_rows(&db);
+        let stored: HashSet<String> = rows.iter().map(|r| r.2.clone()).collect();
         let acked_now = acked.lock().unwrap();
-        let lost: Vec<_> = acked_now.difference(&stored).collect();
+        let lost: Vec<_> = acked_now
+            .keys()
+            .filter(|id| !stored.contains(*id))
+            .collect();
         assert!(
             lost.is_empty(),
             "round {round}: {} acknowledged events lost, e.g. {:?}",
             lost.len(),
             lost.iter().take(5).collect::<Vec<_>>()
         );
+        // Every acknowledged row's body reads back exactly as sent (the
+        // reader also checks it against the stored SHA-256).
+        let reader = hookinbox_store::SqliteReader::open(&db).unwrap();
+        for (inbox_id, _, event_id) in &rows {
+            let Some(sent) = acked_now.get(event_id) else {
+                continue;
+            };
+            let event = reader.load_event(inbox_id).unwrap().unwrap();
+            assert_eq!(
+                event.payload.as_deref(),
+                Some(sent.as_bytes()),
+                "round {round}: the body of {event_id}"
+            );
+        }
     }
     let acked = acked.lock().unwrap().len();
     assert!(
