@@ -177,7 +177,7 @@ fn commit(
     payloads: &mut PayloadLog,
     batch: &mut [Box<dyn WriteOp>],
 ) -> Result<(), CommitError> {
-    payloads.prepare_batch()?;
+    payloads.prepare_batch(batch.iter().any(|op| op.weight() > 0))?;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     for op in batch.iter_mut() {
         // A savepoint per op, with cached statements (rusqlite's

@@ -16,7 +16,10 @@
 //! torn tail from a crash is never extended.
 //!
 //! Only the writer thread writes ([`PayloadLog`]); readers open the segment
-//! files read-only ([`PayloadFiles`]).
+//! files read-only ([`PayloadFiles`]). A segment is created (`O_EXCL`) only
+//! when a batch has bodies to write, so processes that share the database
+//! but never accept events (`hookinbox work`, the CLI) create none, and two
+//! writers can never end up appending to the same file.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -53,8 +56,10 @@ fn segment_path(dir: &Path, segment: i64) -> PathBuf {
 /// synced by [`PayloadLog::flush`] before the batch's COMMIT.
 pub(crate) struct PayloadLog {
     dir: PathBuf,
+    /// The segment new reservations go to; its file is created when the
+    /// first batch with bodies is prepared.
     segment: i64,
-    file: File,
+    file: Option<File>,
     /// Bytes of the current segment already written and synced.
     durable_len: u64,
     /// Bodies reserved in the current batch, in offset order.
@@ -88,13 +93,10 @@ impl PayloadLog {
                 sync_directory(parent)?;
             }
         }
-        let last = highest_segment(dir)?;
-        let segment = last + 1;
-        let file = create_segment(dir, segment)?;
         Ok(PayloadLog {
             dir: dir.to_owned(),
-            segment,
-            file,
+            segment: highest_segment(dir)? + 1,
+            file: None,
             durable_len: 0,
             pending: Vec::new(),
             pending_len: 0,
@@ -135,10 +137,15 @@ impl PayloadLog {
     /// On error nothing of the batch counts as written: the next batch
     /// writes over the same range.
     pub(crate) fn flush(&mut self) -> std::io::Result<()> {
-        if self.pending.is_empty() {
+        if self.pending_len == 0 {
+            // Nothing, or only empty bodies: no write, no sync.
+            self.pending.clear();
             return Ok(());
         }
-        let written = self.write_pending().and_then(|()| self.file.sync_data());
+        let written = self.write_pending().and_then(|()| match &self.file {
+            Some(file) => file.sync_data(),
+            None => Ok(()),
+        });
         let batch_bytes = self.pending_len;
         self.pending.clear();
         self.pending_len = 0;
@@ -151,11 +158,16 @@ impl PayloadLog {
     }
 
     fn write_pending(&mut self) -> std::io::Result<()> {
-        self.file.seek(SeekFrom::Start(self.durable_len))?;
+        let Some(file) = self.file.as_mut() else {
+            return Err(std::io::Error::other(
+                "payload segment not created for this batch",
+            ));
+        };
+        file.seek(SeekFrom::Start(self.durable_len))?;
         let mut slices: Vec<IoSlice<'_>> = self.pending.iter().map(|b| IoSlice::new(b)).collect();
         let mut remaining = &mut slices[..];
         while !remaining.is_empty() {
-            let n = self.file.write_vectored(remaining)?;
+            let n = file.write_vectored(remaining)?;
             if n == 0 {
                 return Err(std::io::ErrorKind::WriteZero.into());
             }
@@ -164,35 +176,46 @@ impl PayloadLog {
         Ok(())
     }
 
-    /// Called before each batch: starts a new segment once this one is full
-    /// or after a failed write. An error here (disk still full) fails the
-    /// batch, and the next batch tries again.
-    pub(crate) fn prepare_batch(&mut self) -> std::io::Result<()> {
+    /// Called before each batch: moves on to a new segment once this one is
+    /// full or after a failed write, and creates the segment's file when the
+    /// batch has bodies (`with_bodies`). An error here (disk still full)
+    /// fails the batch, and the next batch tries again.
+    pub(crate) fn prepare_batch(&mut self, with_bodies: bool) -> std::io::Result<()> {
         self.pending.clear();
         self.pending_len = 0;
-        if self.durable_len < self.segment_bytes && !self.failed {
-            return Ok(());
+        if (self.failed || self.durable_len >= self.segment_bytes) && self.file.take().is_some() {
+            self.segment += 1;
+            self.durable_len = 0;
         }
-        let next = self.segment + 1;
-        self.file = create_segment(&self.dir, next)?;
-        self.segment = next;
-        self.durable_len = 0;
         self.failed = false;
+        if with_bodies && self.file.is_none() {
+            let (segment, file) = create_segment(&self.dir, self.segment)?;
+            self.segment = segment;
+            self.file = Some(file);
+        }
         Ok(())
     }
 }
 
-/// Creates an empty segment and makes its name durable. The number is
-/// always past every segment a row can reference, so a file left by an
-/// earlier failed attempt at the same number is emptied, not trusted.
-fn create_segment(dir: &Path, segment: i64) -> std::io::Result<File> {
-    let file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(segment_path(dir, segment))?;
-    sync_directory(dir)?;
-    Ok(file)
+/// Creates a new, empty segment numbered `from` or the first free number
+/// after it (another process, or an earlier failed attempt, may hold
+/// `from`), and makes its name durable.
+fn create_segment(dir: &Path, from: i64) -> std::io::Result<(i64, File)> {
+    let mut segment = from;
+    loop {
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(segment_path(dir, segment))
+        {
+            Ok(file) => {
+                sync_directory(dir)?;
+                return Ok((segment, file));
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => segment += 1,
+            Err(error) => return Err(error),
+        }
+    }
 }
 
 fn sync_directory(dir: &Path) -> std::io::Result<()> {
@@ -242,6 +265,9 @@ impl PayloadFiles {
                 "negative payload offset or length",
             ));
         };
+        if len == 0 {
+            return Ok(Bytes::new());
+        }
         let file = self.file(reference.segment)?;
         let mut bytes = vec![0; len];
         file.read_exact_at(&mut bytes, offset)?;
@@ -277,6 +303,7 @@ mod tests {
     fn flushed_bodies_read_back_at_their_references() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = PayloadLog::open(dir.path()).unwrap();
+        log.prepare_batch(true).unwrap();
         let a = log.reserve(&body("first"));
         let b = log.reserve(&body("second body"));
         log.flush().unwrap();
@@ -293,6 +320,7 @@ mod tests {
     fn rolled_back_reservations_are_not_written_and_their_space_is_reused() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = PayloadLog::open(dir.path()).unwrap();
+        log.prepare_batch(true).unwrap();
         let kept = log.reserve(&body("kept"));
         let mark = log.mark();
         log.reserve(&body("duplicate, not written"));
@@ -309,6 +337,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let first = {
             let mut log = PayloadLog::open(dir.path()).unwrap();
+            log.prepare_batch(true).unwrap();
             let reference = log.reserve(&body("before restart"));
             log.flush().unwrap();
             // Bytes reserved but never flushed (a crash before COMMIT) are
@@ -317,6 +346,7 @@ mod tests {
             reference
         };
         let mut log = PayloadLog::open(dir.path()).unwrap();
+        log.prepare_batch(true).unwrap();
         let second = log.reserve(&body("after"));
         log.flush().unwrap();
         assert_eq!((first.segment, second.segment), (1, 2));
@@ -329,9 +359,10 @@ mod tests {
     fn a_full_segment_is_followed_by_a_new_one_at_a_batch_boundary() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = PayloadLog::open_with_segment_bytes(dir.path(), 8).unwrap();
+        log.prepare_batch(true).unwrap();
         let a = log.reserve(&body("0123456789"));
         log.flush().unwrap();
-        log.prepare_batch().unwrap();
+        log.prepare_batch(true).unwrap();
         let b = log.reserve(&body("abc"));
         log.flush().unwrap();
         assert_eq!((a.segment, a.offset), (1, 0));
@@ -342,9 +373,41 @@ mod tests {
     }
 
     #[test]
+    fn two_writers_on_one_directory_never_share_a_segment() {
+        let dir = tempfile::tempdir().unwrap();
+        // Both see the same highest segment at open, as two processes
+        // started together would.
+        let mut first = PayloadLog::open(dir.path()).unwrap();
+        let mut second = PayloadLog::open(dir.path()).unwrap();
+        first.prepare_batch(true).unwrap();
+        second.prepare_batch(true).unwrap();
+        let a = first.reserve(&body("from the first"));
+        let b = second.reserve(&body("from the second"));
+        first.flush().unwrap();
+        second.flush().unwrap();
+        assert_ne!(a.segment, b.segment);
+        let files = PayloadFiles::new(dir.path().to_owned());
+        assert_eq!(files.read(a).unwrap(), body("from the first"));
+        assert_eq!(files.read(b).unwrap(), body("from the second"));
+    }
+
+    #[test]
+    fn a_log_that_writes_no_bodies_creates_no_segment() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = PayloadLog::open(dir.path()).unwrap();
+        log.prepare_batch(false).unwrap();
+        let empty = log.reserve(&Bytes::new());
+        log.flush().unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let files = PayloadFiles::new(dir.path().to_owned());
+        assert_eq!(files.read(empty).unwrap(), Bytes::new());
+    }
+
+    #[test]
     fn reading_past_the_written_end_is_an_error_not_zeros() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = PayloadLog::open(dir.path()).unwrap();
+        log.prepare_batch(true).unwrap();
         let mut reference = log.reserve(&body("short"));
         log.flush().unwrap();
         reference.len = 100;
