@@ -157,6 +157,22 @@ async fn always_failing_target_goes_dead_then_replay_delivers() {
         detail.get("payload_base64").is_none(),
         "no payload unless asked"
     );
+    let show = std::process::Command::new(env!("CARGO_BIN_EXE_hookinbox"))
+        .args(["events", "show", "--payload", "--json", "--config"])
+        .arg(&server.config_path)
+        .arg(&inbox_id)
+        .output()
+        .unwrap();
+    let detail: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    use base64::Engine as _;
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(detail["payload_base64"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(
+        raw,
+        lab_event("doomed").body.as_ref(),
+        "the raw body as received"
+    );
 
     let list = std::process::Command::new(env!("CARGO_BIN_EXE_hookinbox"))
         .args(["events", "list", "--status", "failed", "--json", "--config"])
