@@ -131,14 +131,11 @@ fn bad_configs_stop_start_up_naming_the_field() {
     for (text, field) in cases {
         let config = dir.path().join("bad.toml");
         std::fs::write(&config, &text).unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_hookinbox"))
-            .env("HOOKINBOX_TEST_OLD_SECRET", "whsec_M3x9OldSecretShared0")
-            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
-            .arg(&config)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{field}: {stderr}");
+        let (code, stderr) = serve_refused(
+            &config,
+            &[("HOOKINBOX_TEST_OLD_SECRET", "whsec_M3x9OldSecretShared0")],
+        );
+        assert_eq!(code, Some(2), "{field}: {stderr}");
         assert!(stderr.contains(field), "expected `{field}` in: {stderr}");
         assert!(!stderr.contains("whsec_"), "a secret leaked: {stderr}");
     }

@@ -5,7 +5,6 @@
 
 mod support;
 
-use std::process::Command;
 use std::time::Duration;
 
 use support::*;
@@ -144,13 +143,8 @@ fn bad_scheme_or_ca_file_stops_serve_naming_the_field() {
     for (text, field) in cases {
         let config = dir.path().join("bad.toml");
         std::fs::write(&config, &text).unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_hookinbox"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
-            .arg(&config)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{field}: {stderr}");
+        let (code, stderr) = serve_refused(&config, &[]);
+        assert_eq!(code, Some(2), "{field}: {stderr}");
         assert!(stderr.contains(field), "expected `{field}` in: {stderr}");
         assert!(
             !stderr.contains("private-looking-content"),

@@ -467,7 +467,6 @@ pub async fn eventually(timeout: Duration, mut check: impl FnMut() -> bool) -> b
     }
 }
 
-/// Inbox status by provider event id.
 /// Bytes in the payload log beside the database (all segments).
 pub fn payload_log_bytes(db: &Path) -> u64 {
     let dir = PathBuf::from(format!("{}-payloads", db.display()));
@@ -477,16 +476,40 @@ pub fn payload_log_bytes(db: &Path) -> u64 {
         .sum()
 }
 
+/// Inbox status by provider event id.
 pub fn inbox_status(db: &Path) -> std::collections::HashMap<String, String> {
+    query_pairs(db, "SELECT provider_event_id, status FROM inbox")
+}
+
+/// Every row of a two-column query, read through a connection of its own.
+fn query_pairs<A, B, C>(db: &Path, sql: &str) -> C
+where
+    A: rusqlite::types::FromSql,
+    B: rusqlite::types::FromSql,
+    C: FromIterator<(A, B)>,
+{
     let conn = rusqlite::Connection::open(db).expect("open db");
-    let mut statement = conn
-        .prepare("SELECT provider_event_id, status FROM inbox")
-        .expect("prepare");
+    let mut statement = conn.prepare(sql).expect("prepare");
     statement
         .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
         .expect("query")
         .map(|r| r.expect("row"))
         .collect()
+}
+
+/// Runs `hookinbox serve` on a config that must not start; its exit code
+/// and stderr.
+pub fn serve_refused(config: &Path, env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_hookinbox"))
+        .envs(env.iter().copied())
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(config)
+        .output()
+        .expect("run hookinbox");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// A throwaway CA and a server certificate it issued for `names`, made at
@@ -535,13 +558,5 @@ impl TestPki {
 
 /// Every delivery row as (status, last_error).
 pub fn deliveries(db: &Path) -> Vec<(String, Option<String>)> {
-    let conn = rusqlite::Connection::open(db).expect("open db");
-    let mut statement = conn
-        .prepare("SELECT status, last_error FROM delivery ORDER BY id")
-        .expect("prepare");
-    statement
-        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
-        .expect("query")
-        .map(|r| r.expect("row"))
-        .collect()
+    query_pairs(db, "SELECT status, last_error FROM delivery ORDER BY id")
 }
