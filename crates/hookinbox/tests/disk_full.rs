@@ -97,10 +97,23 @@ async fn full_disk_answers_503_and_loses_nothing() {
         "the refused event had not been stored"
     );
 
-    let stored: Vec<String> = inbox_rows(&db).into_iter().map(|r| r.2).collect();
+    let rows = inbox_rows(&db);
+    let stored: Vec<String> = rows.iter().map(|r| r.2.clone()).collect();
     for id in &acked {
         assert!(stored.contains(id), "acknowledged {id} is missing");
     }
     assert_eq!(stored.len(), acked.len() + 1);
+    // Every stored body is intact, including those around the failed write.
+    let reader = hookinbox_store::SqliteReader::open(&db).unwrap();
+    for (inbox_id, _, event_id) in &rows {
+        let body = reader
+            .load_event(inbox_id)
+            .unwrap()
+            .unwrap()
+            .payload
+            .unwrap();
+        let expected = format!(r#"{{"id":"{event_id}","pad":"{pad}"}}"#);
+        assert_eq!(body, expected.as_bytes(), "the body of {event_id}");
+    }
     drop(server);
 }
