@@ -24,6 +24,6 @@ pub use event_view::{AttemptView, DeliveryView, EventDetail, EventFilter, EventS
 pub use handler::{HandledEvent, HandlerError, SqliteHandler};
 pub use inbox::{AcceptOutcome, Fingerprint, InboxStatus, NewEvent, StoredEvent};
 pub use sqlite::{SqliteOptions, SqliteReader, SqliteStore};
-pub use stats::Stats;
+pub use stats::{DiskUsage, Stats};
 pub use storage_url::StorageUrl;
 pub use store::Store;

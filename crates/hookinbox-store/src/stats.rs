@@ -12,6 +12,19 @@ pub struct Stats {
     pub by_status: BTreeMap<String, u64>,
     /// endpoint → status → count.
     pub by_endpoint: BTreeMap<String, BTreeMap<String, u64>>,
+    /// Bytes on disk, where the backend can tell.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disk: Option<DiskUsage>,
+}
+
+/// What an embedded store occupies on disk.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DiskUsage {
+    /// The database file with its WAL.
+    pub database_bytes: u64,
+    /// The payload log: raw bodies, all segments.
+    pub payload_log_bytes: u64,
+    pub payload_segments: u64,
 }
 
 impl Stats {

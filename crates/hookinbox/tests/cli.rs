@@ -170,4 +170,11 @@ async fn stats_counts_by_endpoint_and_status() {
     assert_eq!(stats["total"], 3);
     assert_eq!(stats["by_status"]["ACCEPTED"], 3);
     assert_eq!(stats["by_endpoint"]["lab"]["ACCEPTED"], 3);
+    let bodies: usize = ["a", "b", "c"]
+        .map(|id| lab_event(id).body.len())
+        .iter()
+        .sum();
+    assert_eq!(stats["disk"]["payload_log_bytes"], bodies as u64);
+    assert_eq!(stats["disk"]["payload_segments"], 1);
+    assert!(stats["disk"]["database_bytes"].as_u64().unwrap() > 0);
 }

@@ -237,6 +237,25 @@ fn highest_segment(dir: &Path) -> std::io::Result<i64> {
     Ok(highest)
 }
 
+/// Bytes in the log's segments, and how many there are (none if the
+/// directory does not exist yet).
+pub(crate) fn usage(dir: &Path) -> std::io::Result<(u64, u64)> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok((0, 0)),
+        Err(error) => return Err(error),
+    };
+    let (mut bytes, mut segments) = (0, 0);
+    for entry in entries {
+        let entry = entry?;
+        if entry.path().extension().is_some_and(|e| e == "seg") {
+            bytes += entry.metadata()?.len();
+            segments += 1;
+        }
+    }
+    Ok((bytes, segments))
+}
+
 /// Read-only access to the log's segments, with their files kept open.
 pub(crate) struct PayloadFiles {
     dir: PathBuf,

@@ -13,8 +13,8 @@ use rusqlite::{params, OptionalExtension};
 
 use super::payload_log::{self, PayloadFiles, PayloadRef};
 use crate::{
-    AttemptView, DeliveryView, EventDetail, EventFilter, EventSummary, Stats, StoreError,
-    StoredEvent,
+    AttemptView, DeliveryView, DiskUsage, EventDetail, EventFilter, EventSummary, Stats,
+    StoreError, StoredEvent,
 };
 
 /// A reader over an existing database file.
@@ -63,8 +63,33 @@ impl SqliteReader {
         f(&conn).map_err(StoreError::from)
     }
 
-    /// Inbox rows by endpoint and status.
+    /// Inbox rows by endpoint and status, and the bytes on disk.
     pub fn stats(&self) -> Result<Stats, StoreError> {
+        let mut stats = self.row_counts()?;
+        stats.disk = Some(self.disk_usage()?);
+        Ok(stats)
+    }
+
+    fn disk_usage(&self) -> Result<DiskUsage, StoreError> {
+        let unavailable = |error: std::io::Error| StoreError::Unavailable(error.to_string());
+        let mut database_bytes = std::fs::metadata(&self.path).map_err(unavailable)?.len();
+        let mut wal = self.path.as_os_str().to_owned();
+        wal.push("-wal");
+        match std::fs::metadata(PathBuf::from(wal)) {
+            Ok(metadata) => database_bytes += metadata.len(),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => return Err(unavailable(error)),
+        }
+        let (payload_log_bytes, payload_segments) =
+            payload_log::usage(&payload_log::directory_for(&self.path)).map_err(unavailable)?;
+        Ok(DiskUsage {
+            database_bytes,
+            payload_log_bytes,
+            payload_segments,
+        })
+    }
+
+    fn row_counts(&self) -> Result<Stats, StoreError> {
         self.with_conn(|conn| {
             let mut statement = conn.prepare_cached(
                 "SELECT endpoint_id, status, count(*) FROM inbox GROUP BY endpoint_id, status",

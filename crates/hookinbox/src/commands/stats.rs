@@ -20,5 +20,11 @@ pub fn run(config_path: &Path, json: bool) -> anyhow::Result<()> {
         }
     }
     println!("{:<24} {:<10} {:>10}", "total", "", stats.total);
+    if let Some(disk) = &stats.disk {
+        println!(
+            "\ndatabase {} bytes; payload log {} bytes in {} segment(s)",
+            disk.database_bytes, disk.payload_log_bytes, disk.payload_segments
+        );
+    }
     Ok(())
 }
