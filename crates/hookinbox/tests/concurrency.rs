@@ -39,4 +39,9 @@ async fn five_hundred_concurrent_copies_make_one_row() {
     let rows = inbox_rows(&db);
     assert_eq!(rows.len(), 1);
     assert_eq!(Some(&rows[0].0), ids.iter().next());
+    assert_eq!(
+        payload_log_bytes(&db),
+        event.body.len() as u64,
+        "one copy of the body on disk, not one per request"
+    );
 }
