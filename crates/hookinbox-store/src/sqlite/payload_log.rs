@@ -134,8 +134,8 @@ impl PayloadLog {
     }
 
     /// Writes the batch's bodies at the end of the segment and syncs them.
-    /// On error nothing of the batch counts as written: the next batch
-    /// writes over the same range.
+    /// On error nothing of the batch counts as written (no committed row
+    /// will point at it), and the next batch starts a new segment.
     pub(crate) fn flush(&mut self) -> std::io::Result<()> {
         if self.pending_len == 0 {
             // Nothing, or only empty bodies: no write, no sync.
