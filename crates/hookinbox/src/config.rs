@@ -222,8 +222,9 @@ pub struct EndpointConfig {
 pub struct TargetConfig {
     /// Unique within the endpoint; recorded on every delivery row.
     pub name: String,
-    /// The kind of target. Only `http` can be configured in a file; library
-    /// users register `handler` targets in code.
+    /// The kind of target; `http` is the only kind. Library users who want
+    /// their business change committed with the event run it through
+    /// `SqliteStore::accept_and_handle` (see `examples/ledger.rs`).
     pub kind: TargetKind,
     /// `http`: the internal URL the raw body is POSTed to: `http://`, or
     /// `https://` (TLS, certificate and host name always verified).
