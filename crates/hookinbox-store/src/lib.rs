@@ -23,7 +23,7 @@ pub use error::StoreError;
 pub use event_view::{AttemptView, DeliveryView, EventDetail, EventFilter, EventSummary};
 pub use handler::{HandledEvent, HandlerError, SqliteHandler};
 pub use inbox::{AcceptOutcome, Fingerprint, InboxStatus, NewEvent, StoredEvent};
-pub use sqlite::{SqliteOptions, SqliteReader, SqliteStore};
+pub use sqlite::{HandlerDelivery, SqliteOptions, SqliteReader, SqliteStore};
 pub use stats::{DiskUsage, Stats};
 pub use storage_url::StorageUrl;
 pub use store::Store;

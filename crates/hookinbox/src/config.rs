@@ -222,9 +222,9 @@ pub struct EndpointConfig {
 pub struct TargetConfig {
     /// Unique within the endpoint; recorded on every delivery row.
     pub name: String,
-    /// The kind of target; `http` is the only kind. Library users who want
-    /// their business change committed with the event run it through
-    /// `SqliteStore::accept_and_handle` (see `examples/ledger.rs`).
+    /// The kind of target: `http`, or `handler` for a program that embeds
+    /// hookinbox and registers a handler under this target's name
+    /// (`delivery::HandlerRegistry`).
     pub kind: TargetKind,
     /// `http`: the internal URL the raw body is POSTed to: `http://`, or
     /// `https://` (TLS, certificate and host name always verified).
@@ -263,7 +263,11 @@ pub struct TargetConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TargetKind {
+    /// POST to a URL (`http_target`).
     Http,
+    /// A library handler, run by the workers in the transaction that marks
+    /// the delivery DELIVERED (`handler_target`).
+    Handler,
 }
 
 fn default_target_timeout_ms() -> u64 {
@@ -449,6 +453,22 @@ impl Config {
                         "max_attempts, concurrency and timeout_ms must be positive",
                     ));
                 }
+                if target.kind == TargetKind::Handler {
+                    let set = [
+                        ("url", target.url.is_some()),
+                        ("ca_file", target.ca_file.is_some()),
+                        ("secret", target.secret.is_some()),
+                        ("secret_env", target.secret_env.is_some()),
+                        ("secret_file", target.secret_file.is_some()),
+                    ];
+                    if let Some((name, _)) = set.iter().find(|(_, is_set)| *is_set) {
+                        return Err(ConfigError::invalid(
+                            target_field(name),
+                            "a handler target runs in-process and takes no url, secret or ca_file",
+                        ));
+                    }
+                    continue;
+                }
                 let https = match target.url.as_deref() {
                     Some(url) if url.starts_with("http://") => false,
                     Some(url) if url.starts_with("https://") => true,
@@ -584,6 +604,14 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("endpoint[0].target[0].url"));
+        let handler = with_target("name = \"ledger\"\nkind = \"handler\"");
+        assert!(parse(&handler).is_ok());
+        let handler_with_secret =
+            with_target("name = \"ledger\"\nkind = \"handler\"\nsecret = \"whsec_AAAA\"");
+        assert!(parse(&handler_with_secret)
+            .unwrap_err()
+            .to_string()
+            .contains("endpoint[0].target[0].secret"));
     }
 
     #[test]

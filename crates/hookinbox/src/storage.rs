@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookinbox_store::{SqliteOptions, SqliteReader, SqliteStore, StorageUrl, Store};
+use hookinbox_store::{SqliteOptions, SqliteReader, SqliteStore, StorageUrl};
 
 use crate::config::{Config, ConfigError};
 
@@ -30,7 +30,7 @@ fn sqlite_path(config: &Config) -> Result<PathBuf, ConfigError> {
 }
 
 /// Opens the store for serving (creating and migrating the database).
-pub fn open(config: &Config) -> Result<Arc<dyn Store>, StorageError> {
+pub fn open(config: &Config) -> Result<Arc<SqliteStore>, StorageError> {
     let mut options = SqliteOptions::new(sqlite_path(config)?);
     options.busy_timeout = Duration::from_millis(config.storage.busy_timeout_ms);
     options.queue_capacity = config.storage.queue_capacity;

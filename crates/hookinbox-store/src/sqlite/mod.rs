@@ -213,6 +213,51 @@ impl SqliteStore {
     }
 }
 
+/// What [`SqliteStore::deliver_to_handler`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HandlerDelivery {
+    /// The handler's change and DELIVERED committed together.
+    Applied,
+    /// The lease was no longer this worker's (it expired and was reclaimed):
+    /// the handler did not run, and whoever holds the delivery now will.
+    LeaseLost,
+}
+
+impl SqliteStore {
+    /// Delivers a leased delivery to a library handler: in one transaction,
+    /// the delivery is settled DELIVERED (guarded on the lease, as every
+    /// settlement is), the handler applies its change, and the inbox row
+    /// becomes PROCESSED once all its deliveries are done. Either all of it
+    /// commits or none does, so a logical event changes business state
+    /// exactly once however often the delivery is attempted. A handler error
+    /// rolls everything back and is returned; the caller settles it as a
+    /// failed attempt (retry or dead).
+    pub async fn deliver_to_handler(
+        &self,
+        lease: LeasedDelivery,
+        event: StoredEvent,
+        handler: Arc<dyn SqliteHandler>,
+        now_ms: i64,
+    ) -> Result<HandlerDelivery, StoreError> {
+        self.write(0, move |conn, _| {
+            if !outbox::settle(conn, &lease, &Settlement::Delivered, now_ms)? {
+                return Ok(HandlerDelivery::LeaseLost);
+            }
+            let payload = event.payload.as_deref().unwrap_or_default();
+            let handled = HandledEvent {
+                inbox_id: &event.id,
+                endpoint_id: &event.endpoint_id,
+                provider_event_id: &event.provider_event_id,
+                event_type: event.event_type.as_deref(),
+                payload,
+            };
+            handler.handle(conn, &handled).map_err(OpError::Handler)?;
+            Ok(HandlerDelivery::Applied)
+        })
+        .await
+    }
+}
+
 #[async_trait]
 impl Store for SqliteStore {
     async fn accept(&self, event: NewEvent) -> Result<AcceptOutcome, StoreError> {

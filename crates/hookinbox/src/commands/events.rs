@@ -2,6 +2,7 @@
 
 use anyhow::{bail, Context};
 use base64::Engine;
+use hookinbox_store::Store as _;
 use hookinbox_store::{EventFilter, InboxStatus, ReplaySelector};
 use serde_json::json;
 

@@ -11,17 +11,32 @@ use tokio::net::TcpListener;
 
 use crate::app_state::AppState;
 use crate::config::Config;
+use crate::delivery::HandlerRegistry;
 use crate::server::{self, HttpLimits};
 use crate::{admin, delivery, endpoint, ingress, storage, telemetry};
+use hookinbox_store::Store;
 
 pub async fn run(
     config_path: &Path,
     listen: Option<SocketAddr>,
     workers: bool,
 ) -> anyhow::Result<()> {
+    run_with_handlers(config_path, listen, workers, &HandlerRegistry::new()).await
+}
+
+/// `serve` for a program that embeds hookinbox: its `handler` targets run
+/// the handlers registered in `handlers`. Returns after SIGTERM or Ctrl-C,
+/// once in-flight requests and deliveries have finished.
+pub async fn run_with_handlers(
+    config_path: &Path,
+    listen: Option<SocketAddr>,
+    workers: bool,
+    handlers: &HandlerRegistry,
+) -> anyhow::Result<()> {
     let config = Config::load(config_path)?;
     let endpoints = endpoint::build_all(&config)?;
-    let store = storage::open(&config)?;
+    let sqlite = storage::open(&config)?;
+    let store: Arc<dyn Store> = Arc::clone(&sqlite) as Arc<dyn Store>;
     let metrics = telemetry::install();
     let (stop_workers, shutdown) = tokio::sync::watch::channel(false);
     if let Some(admin_config) = &config.admin {
@@ -29,16 +44,31 @@ pub async fn run(
             admin::spawn(admin_config, metrics, Arc::clone(&store), shutdown.clone()).await?;
         tracing::info!(message = "Admin listener up.", address = %admin_address);
     }
+    // Before the listener: a handler target without a handler stops start-up.
+    let delivery = if workers {
+        Some(delivery::spawn(
+            Arc::clone(&sqlite),
+            &endpoints,
+            &config.delivery,
+            handlers,
+            shutdown.clone(),
+        )?)
+    } else {
+        None
+    };
     let address = listen.unwrap_or(config.server.listen);
     let listener = TcpListener::bind(address)
         .await
         .with_context(|| format!("cannot listen on {address}"))?;
     let bound = listener.local_addr()?;
     // The one line on stdout: scripts and tests read the bound address from it.
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "hookinbox listening on http://{bound}")?;
-    stdout.flush()?;
-    drop(stdout);
+    {
+        // In a block of its own: the lock must not live across an await, or
+        // the future is not Send (embedders spawn it).
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "hookinbox listening on http://{bound}")?;
+        stdout.flush()?;
+    }
     tracing::info!(
         message = "Serving.",
         address = %bound,
@@ -46,8 +76,6 @@ pub async fn run(
         storage = %config.storage.url
     );
 
-    let delivery = workers
-        .then(|| delivery::spawn(Arc::clone(&store), &endpoints, &config.delivery, shutdown));
     let state = AppState {
         endpoints: Arc::new(endpoints),
         store,

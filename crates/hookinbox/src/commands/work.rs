@@ -7,14 +7,30 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::Config;
+use crate::delivery::HandlerRegistry;
 use crate::{delivery, endpoint, server, storage};
 
 pub async fn run(config_path: &Path) -> anyhow::Result<()> {
+    run_with_handlers(config_path, &HandlerRegistry::new()).await
+}
+
+/// `work` for a program that embeds hookinbox: its `handler` targets run
+/// the handlers registered in `handlers`.
+pub async fn run_with_handlers(
+    config_path: &Path,
+    handlers: &HandlerRegistry,
+) -> anyhow::Result<()> {
     let config = Config::load(config_path)?;
     let endpoints = endpoint::build_all(&config)?;
     let store = storage::open(&config)?;
     let (stop, shutdown) = tokio::sync::watch::channel(false);
-    let mut tasks = delivery::spawn(Arc::clone(&store), &endpoints, &config.delivery, shutdown);
+    let mut tasks = delivery::spawn(
+        Arc::clone(&store),
+        &endpoints,
+        &config.delivery,
+        handlers,
+        shutdown,
+    )?;
     tracing::info!(
         message = "Delivering.",
         targets = endpoints.values().map(|e| e.targets.len()).sum::<usize>()

@@ -2,6 +2,7 @@
 //! them to the user's targets, with retries, dead letters and per-object
 //! ordering. Ingress never calls a target.
 
+pub mod handler_target;
 pub mod http_target;
 pub mod rescuer;
 pub mod retry_policy;
@@ -13,43 +14,75 @@ pub mod worker;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookinbox_store::Store;
+use hookinbox_store::{SqliteStore, Store};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::config::DeliveryConfig;
 use crate::endpoint::Endpoints;
+use handler_target::BoundHandler;
+pub use handler_target::HandlerRegistry;
+use target::Sender;
 use worker::WorkerContext;
 
+/// A `handler` target whose name has no registered handler.
+#[derive(Debug, thiserror::Error)]
+#[error("endpoint {endpoint:?}, target {target:?}: a handler target, but no handler is registered under that name (handler targets need a program that embeds hookinbox and registers one)")]
+pub struct UnboundHandler {
+    pub endpoint: String,
+    pub target: String,
+}
+
 /// Starts one worker per target and the lease rescuer; they stop when
-/// `shutdown` turns true.
+/// `shutdown` turns true. Every `handler` target must have a handler in
+/// `handlers`.
 pub fn spawn(
-    store: Arc<dyn Store>,
+    store: Arc<SqliteStore>,
     endpoints: &Endpoints,
     config: &DeliveryConfig,
+    handlers: &HandlerRegistry,
     shutdown: watch::Receiver<bool>,
-) -> JoinSet<()> {
+) -> Result<JoinSet<()>, UnboundHandler> {
+    let mut bound = Vec::new();
+    for endpoint in endpoints.values() {
+        for target in &endpoint.targets {
+            let handler = match target.sender {
+                Sender::Http(_) => None,
+                Sender::Handler => {
+                    let handler = handlers.get(&target.name).ok_or_else(|| UnboundHandler {
+                        endpoint: target.endpoint_id.clone(),
+                        target: target.name.clone(),
+                    })?;
+                    Some(BoundHandler {
+                        store: Arc::clone(&store),
+                        handler,
+                    })
+                }
+            };
+            bound.push((Arc::clone(target), handler));
+        }
+    }
+    let store: Arc<dyn Store> = store;
     let context = WorkerContext {
         store: Arc::clone(&store),
         owner: format!("{}-{}", std::process::id(), uuid_like()),
         poll_interval: Duration::from_millis(config.poll_ms),
     };
     let mut tasks = JoinSet::new();
-    for endpoint in endpoints.values() {
-        for target in &endpoint.targets {
-            tasks.spawn(worker::run(
-                context.clone(),
-                Arc::clone(target),
-                shutdown.clone(),
-            ));
-        }
+    for (target, handler) in bound {
+        tasks.spawn(worker::run(
+            context.clone(),
+            target,
+            handler,
+            shutdown.clone(),
+        ));
     }
     tasks.spawn(rescuer::run(
         store,
         Duration::from_millis(config.rescue_interval_ms),
         shutdown,
     ));
-    tasks
+    Ok(tasks)
 }
 
 fn uuid_like() -> String {

@@ -16,7 +16,10 @@ use crate::secret_source::resolve_one;
 /// How events reach the target.
 #[derive(Debug)]
 pub enum Sender {
-    Http(HttpTarget),
+    Http(Box<HttpTarget>),
+    /// A library handler, registered by the embedding program under the
+    /// target's name and bound when the workers start.
+    Handler,
 }
 
 #[derive(Debug)]
@@ -44,6 +47,7 @@ impl Target {
     ) -> Result<Target, ConfigError> {
         let timeout = Duration::from_millis(config.timeout_ms);
         let sender = match config.kind {
+            TargetKind::Handler => Sender::Handler,
             TargetKind::Http => {
                 let url: Uri = config
                     .url
@@ -93,7 +97,7 @@ impl Target {
                     }
                 };
                 match (https, &config.ca_file) {
-                    (false, None) => Sender::Http(HttpTarget::new(url, timeout, key)),
+                    (false, None) => Sender::Http(Box::new(HttpTarget::new(url, timeout, key))),
                     (false, Some(_)) => {
                         return Err(ConfigError::invalid(
                             format!("{field}.ca_file"),
@@ -116,7 +120,7 @@ impl Target {
                                     format!("cannot set up TLS: {e}"),
                                 )
                             })?;
-                        Sender::Http(target)
+                        Sender::Http(Box::new(target))
                     }
                 }
             }

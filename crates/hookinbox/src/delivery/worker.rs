@@ -1,9 +1,11 @@
 //! The worker of one target: leases due deliveries up to the target's
 //! concurrency, sends each, heartbeats the lease while the attempt runs, and
 //! settles the outcome through the retry policy (recorded by the target's
-//! settler, many per write). Delivery is at-least-once: a crash between the
-//! target's answer and the settlement leaves a lease that expires and is
-//! taken again, with the same idempotency key.
+//! settler, many per write). Delivery to an HTTP target is at-least-once: a
+//! crash between the target's answer and the settlement leaves a lease that
+//! expires and is taken again, with the same idempotency key. A handler
+//! target commits its change with the DELIVERED marker (`handler_target`),
+//! so its attempts apply exactly once.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +14,7 @@ use hookinbox_store::{LeaseParams, LeasedDelivery, SettleRequest, Settlement, St
 use rand::Rng;
 use tokio::sync::{watch, Semaphore};
 
+use super::handler_target::{AttemptResult, BoundHandler};
 use super::retry_policy::AttemptOutcome;
 use super::settler;
 use super::target::{Sender, Target};
@@ -31,7 +34,13 @@ pub struct WorkerContext {
 
 /// Runs until `shutdown` turns true; then stops leasing, lets in-flight
 /// attempts finish and waits until their outcomes are recorded.
-pub async fn run(context: WorkerContext, target: Arc<Target>, mut shutdown: watch::Receiver<bool>) {
+/// `handler` is the bound handler of a `handler` target (None for HTTP).
+pub async fn run(
+    context: WorkerContext,
+    target: Arc<Target>,
+    handler: Option<BoundHandler>,
+    mut shutdown: watch::Receiver<bool>,
+) {
     let slots = Arc::new(Semaphore::new(target.concurrency));
     let (settlements, settler) = settler::spawn(Arc::clone(&context.store), Arc::clone(&target));
     loop {
@@ -74,14 +83,16 @@ pub async fn run(context: WorkerContext, target: Arc<Target>, mut shutdown: watc
                 return;
             };
             let (context, target) = (context.clone(), Arc::clone(&target));
-            let settlements = settlements.clone();
+            let (settlements, handler) = (settlements.clone(), handler.clone());
             tokio::spawn(async move {
-                let request = attempt(&context, &target, lease).await;
-                // The slot is freed once the outcome is queued, not once it
-                // is committed; the bounded queue holds the slot when
-                // settling falls behind.
-                if settlements.send(request).await.is_err() {
-                    tracing::error!(message = "The settler stopped; the lease will expire and the delivery will be retried.");
+                // None: a handler already recorded the outcome.
+                if let Some(request) = attempt(&context, &target, handler.as_ref(), lease).await {
+                    // The slot is freed once the outcome is queued, not once
+                    // it is committed; the bounded queue holds the slot when
+                    // settling falls behind.
+                    if settlements.send(request).await.is_err() {
+                        tracing::error!(message = "The settler stopped; the lease will expire and the delivery will be retried.");
+                    }
                 }
                 drop(permit);
             });
@@ -95,8 +106,15 @@ pub async fn run(context: WorkerContext, target: Arc<Target>, mut shutdown: watc
 }
 
 /// One attempt of one leased delivery, heartbeating while it runs; returns
-/// its settlement for the settler.
-async fn attempt(context: &WorkerContext, target: &Target, lease: LeasedDelivery) -> SettleRequest {
+/// its settlement for the settler, or None when a handler target already
+/// committed it (or found its lease taken over).
+async fn attempt(
+    context: &WorkerContext,
+    target: &Target,
+    handler: Option<&BoundHandler>,
+    lease: LeasedDelivery,
+) -> Option<SettleRequest> {
+    let started = std::time::Instant::now();
     let send = async {
         let event = match context.store.load_event(&lease.inbox_id).await {
             Ok(Some(event)) => event,
@@ -104,24 +122,34 @@ async fn attempt(context: &WorkerContext, target: &Target, lease: LeasedDelivery
                 return AttemptOutcome::Permanent {
                     error: "the event is missing from the inbox".into(),
                 }
+                .into()
             }
             Err(error) => {
                 return AttemptOutcome::Transient {
                     error: format!("could not read the event: {error}"),
                     retry_after_ms: None,
                 }
+                .into()
             }
         };
         if event.payload.is_none() {
             return AttemptOutcome::Permanent {
                 error: "the raw payload was purged by retention".into(),
-            };
+            }
+            .into();
         }
-        match &target.sender {
-            Sender::Http(http) => http.send(&event, clock::unix_seconds()).await,
+        match (&target.sender, handler) {
+            (Sender::Http(http), _) => http.send(&event, clock::unix_seconds()).await.into(),
+            (Sender::Handler, Some(handler)) => {
+                handler.deliver(&lease, event, clock::unix_millis()).await
+            }
+            (Sender::Handler, None) => AttemptOutcome::Transient {
+                error: "no handler is bound to this target in this process".into(),
+                retry_after_ms: None,
+            }
+            .into(),
         }
     };
-    let started = std::time::Instant::now();
     let outcome = {
         tokio::pin!(send);
         let beat = target.lease / 3;
@@ -137,6 +165,27 @@ async fn attempt(context: &WorkerContext, target: &Target, lease: LeasedDelivery
                     }
                 }
             }
+        }
+    };
+    let outcome = match outcome {
+        AttemptResult::ToSettle(outcome) => outcome,
+        AttemptResult::Committed => {
+            DeliveryOutcome {
+                endpoint: &target.endpoint_id,
+                target: &target.name,
+                outcome: "delivered",
+                elapsed: started.elapsed(),
+            }
+            .emit();
+            return None;
+        }
+        AttemptResult::LeaseLost => {
+            tracing::warn!(
+                message =
+                    "Lease lost before the handler ran; the delivery's current holder applies it.",
+                delivery = lease.delivery_id
+            );
+            return None;
         }
     };
     if outcome == AttemptOutcome::Delivered {
@@ -178,9 +227,9 @@ async fn attempt(context: &WorkerContext, target: &Target, lease: LeasedDelivery
         elapsed: started.elapsed(),
     }
     .emit();
-    SettleRequest {
+    Some(SettleRequest {
         lease,
         settlement,
         now_ms,
-    }
+    })
 }

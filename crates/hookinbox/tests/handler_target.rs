@@ -1,0 +1,185 @@
+//! A program that embeds hookinbox runs its business logic as a `handler`
+//! target: the workers apply each event's change in the transaction that
+//! records the delivery, so every event counts exactly once, a failing
+//! handler is retried without the provider seeing an error, and a handler
+//! target with no handler registered stops start-up.
+
+mod support;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use hookinbox::delivery::HandlerRegistry;
+use hookinbox_store::{HandledEvent, HandlerError, SqliteHandler};
+use support::*;
+
+/// Adds each event's `amount` to `ledger`; fails the first two attempts of
+/// the event whose amount is 13.
+#[derive(Default)]
+struct Ledger {
+    unlucky_failures: AtomicUsize,
+}
+
+impl SqliteHandler for Ledger {
+    fn handle(
+        &self,
+        conn: &rusqlite::Connection,
+        event: &HandledEvent<'_>,
+    ) -> Result<(), HandlerError> {
+        let sql = |e: rusqlite::Error| HandlerError(e.to_string());
+        let body: serde_json::Value = serde_json::from_slice(event.payload)
+            .map_err(|e| HandlerError(format!("not JSON: {e}")))?;
+        let amount = body["amount"]
+            .as_i64()
+            .ok_or_else(|| HandlerError("no amount".into()))?;
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS ledger (inbox_id TEXT PRIMARY KEY, amount INTEGER NOT NULL)",
+            [],
+        )
+        .map_err(sql)?;
+        conn.execute(
+            "INSERT INTO ledger (inbox_id, amount) VALUES (?1, ?2)",
+            rusqlite::params![event.inbox_id, amount],
+        )
+        .map_err(sql)?;
+        if amount == 13 && self.unlucky_failures.fetch_add(1, Ordering::SeqCst) < 2 {
+            return Err(HandlerError("ledger service unavailable".into()));
+        }
+        Ok(())
+    }
+}
+
+fn handler_config(db: &std::path::Path, target_name: &str) -> String {
+    config(
+        db,
+        &format!(
+            r#"
+[[endpoint.target]]
+name = "{target_name}"
+kind = "handler"
+max_attempts = 5
+retry_base_ms = 20
+retry_cap_ms = 100
+concurrency = 4
+"#
+        ),
+    )
+}
+
+fn ledger(db: &std::path::Path) -> Vec<(String, i64)> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let Ok(mut statement) = conn.prepare("SELECT inbox_id, amount FROM ledger ORDER BY inbox_id")
+    else {
+        return Vec::new();
+    };
+    statement
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_event_is_applied_exactly_once_and_failures_are_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let config_path = dir.path().join("hookinbox.toml");
+    std::fs::write(&config_path, handler_config(&db, "ledger")).unwrap();
+    let addr = reserve_port();
+    let handler = Arc::new(Ledger::default());
+    let handlers = HandlerRegistry::new().register("ledger", handler.clone());
+    let service = tokio::spawn(async move {
+        hookinbox::commands::serve::run_with_handlers(&config_path, Some(addr), true, &handlers)
+            .await
+    });
+    let url = format!("http://{addr}/hooks/lab");
+    let client = client();
+    assert!(
+        eventually(Duration::from_secs(10), || std::net::TcpStream::connect(
+            addr
+        )
+        .is_ok())
+        .await,
+        "the embedded service did not start: {:?}",
+        service.is_finished()
+    );
+
+    // 20 events, each sent twice at once (a provider retrying).
+    let sends: Vec<_> = (1..=20)
+        .flat_map(|amount| [amount, amount])
+        .map(|amount| {
+            let (client, url) = (client.clone(), url.clone());
+            let event = lab_signed(
+                format!(r#"{{"id":"pay_{amount}","type":"payment.succeeded","amount":{amount}}}"#),
+                now(),
+            );
+            tokio::spawn(async move { post(&client, &url, &event).await.status })
+        })
+        .collect();
+    for send in sends {
+        assert_eq!(
+            send.await.unwrap(),
+            200,
+            "acknowledged before any handler ran"
+        );
+    }
+
+    assert!(
+        eventually(Duration::from_secs(15), || {
+            let status = inbox_status(&db);
+            status.len() == 20 && status.values().all(|s| s == "PROCESSED")
+        })
+        .await,
+        "{:?}",
+        inbox_status(&db)
+    );
+    let booked = ledger(&db);
+    assert_eq!(booked.len(), 20, "one ledger row per event");
+    assert_eq!(booked.iter().map(|(_, a)| a).sum::<i64>(), 210);
+    assert_eq!(handler.unlucky_failures.load(Ordering::SeqCst), 3);
+    // The failures were recorded as attempts, and the third one applied.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let (attempts, failures): (i64, i64) = conn
+        .query_row(
+            "SELECT d.attempts,
+                    (SELECT count(*) FROM delivery_attempt a
+                     WHERE a.delivery_id = d.id AND a.error LIKE '%ledger service unavailable%')
+             FROM delivery d JOIN inbox i ON i.id = d.inbox_id
+             WHERE i.provider_event_id = 'pay_13'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((attempts, failures), (3, 2));
+    assert!(deliveries(&db)
+        .iter()
+        .all(|(status, _)| status == "DELIVERED"));
+    service.abort();
+}
+
+#[tokio::test]
+async fn a_handler_target_without_a_registered_handler_stops_start_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let config_path = dir.path().join("hookinbox.toml");
+    std::fs::write(&config_path, handler_config(&db, "billing")).unwrap();
+    let handlers = HandlerRegistry::new().register("ledger", Arc::new(Ledger::default()) as Arc<_>);
+    let error = hookinbox::commands::serve::run_with_handlers(
+        &config_path,
+        Some(reserve_port()),
+        true,
+        &handlers,
+    )
+    .await
+    .unwrap_err();
+    let message = format!("{error:#}");
+    assert!(
+        message.contains("\"billing\"") && message.contains("no handler is registered"),
+        "{message}"
+    );
+    // The stock binary has no handlers: it refuses the same config.
+    let (code, stderr) = serve_refused(&config_path, &[]);
+    assert_ne!(code, Some(0));
+    assert!(stderr.contains("no handler is registered"), "{stderr}");
+}
