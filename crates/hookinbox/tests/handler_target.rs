@@ -62,6 +62,11 @@ max_attempts = 5
 retry_base_ms = 20
 retry_cap_ms = 100
 concurrency = 4
+
+[delivery]
+poll_ms = 50
+lease_ms = 1000
+rescue_interval_ms = 200
 "#
         ),
     )
@@ -182,4 +187,168 @@ async fn a_handler_target_without_a_registered_handler_stops_start_up() {
     let (code, stderr) = serve_refused(&config_path, &[]);
     assert_ne!(code, Some(0));
     assert!(stderr.contains("no handler is registered"), "{stderr}");
+}
+
+/// Counts events into `counted` with no uniqueness constraint, so an event
+/// applied twice would show as two rows rather than as an error.
+struct Counter;
+
+impl SqliteHandler for Counter {
+    fn handle(
+        &self,
+        conn: &rusqlite::Connection,
+        event: &HandledEvent<'_>,
+    ) -> Result<(), HandlerError> {
+        let sql = |e: rusqlite::Error| HandlerError(e.to_string());
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS counted (inbox_id TEXT NOT NULL)",
+            [],
+        )
+        .map_err(sql)?;
+        conn.execute(
+            "INSERT INTO counted (inbox_id) VALUES (?1)",
+            [event.inbox_id],
+        )
+        .map_err(sql)?;
+        // A handler with some work to do: 150 events then take >150 ms to
+        // apply, so a kill right after the last ack finds some still pending.
+        std::thread::sleep(Duration::from_millis(1));
+        Ok(())
+    }
+}
+
+const CHILD_CONFIG: &str = "HOOKINBOX_TEST_EMBEDDED_CONFIG";
+const CHILD_LISTEN: &str = "HOOKINBOX_TEST_EMBEDDED_LISTEN";
+
+/// Not a test of its own: the embedding program that
+/// `handler_target_applies_exactly_once_across_kill_9` starts (this test
+/// binary re-run with the variables set) and kills. Without them it returns.
+#[test]
+#[ignore = "the child process of handler_target_applies_exactly_once_across_kill_9"]
+fn embedded_service_child() {
+    let (Some(config), Some(listen)) = (
+        std::env::var_os(CHILD_CONFIG),
+        std::env::var(CHILD_LISTEN).ok(),
+    ) else {
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let handlers = HandlerRegistry::new().register("counter", Arc::new(Counter));
+    let listen = listen.parse().unwrap();
+    runtime
+        .block_on(hookinbox::commands::serve::run_with_handlers(
+            std::path::Path::new(&config),
+            Some(listen),
+            true,
+            &handlers,
+        ))
+        .unwrap();
+}
+
+fn start_child(config: &std::path::Path, addr: std::net::SocketAddr) -> std::process::Child {
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "embedded_service_child",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env(CHILD_CONFIG, config)
+        .env(CHILD_LISTEN, addr.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handler_target_applies_exactly_once_across_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let config_path = dir.path().join("hookinbox.toml");
+    std::fs::write(&config_path, handler_config(&db, "counter")).unwrap();
+    let client = client();
+    let mut acked = std::collections::HashSet::new();
+    let mut kills_with_pending = 0;
+    for round in 0..4 {
+        let addr = reserve_port();
+        let mut child = start_child(&config_path, addr);
+        assert!(
+            eventually(Duration::from_secs(20), || std::net::TcpStream::connect(
+                addr
+            )
+            .is_ok())
+            .await,
+            "round {round}: the embedding program did not start"
+        );
+        let url = format!("http://{addr}/hooks/lab");
+        let sends: Vec<_> = (0..150)
+            .map(|n| {
+                let (client, url) = (client.clone(), url.clone());
+                let event = lab_event(&format!("k{round}-{n}"));
+                tokio::spawn(async move {
+                    send(&client, "POST", &url, &event)
+                        .await
+                        .ok()
+                        .filter(|answer| answer.status == 200)
+                        .map(|answer| answer.json()["id"].as_str().unwrap().to_owned())
+                })
+            })
+            .collect();
+        for send in sends {
+            if let Some(id) = send.await.unwrap() {
+                acked.insert(id);
+            }
+        }
+        // Kill while the workers are applying the handler.
+        child.kill().unwrap();
+        child.wait().unwrap();
+        if inbox_status(&db).values().any(|s| s == "ACCEPTED") {
+            kills_with_pending += 1;
+        }
+    }
+    assert!(
+        kills_with_pending >= 2,
+        "no kill landed while handler deliveries were pending"
+    );
+
+    let addr = reserve_port();
+    let mut child = start_child(&config_path, addr);
+    let done = eventually(Duration::from_secs(30), || {
+        inbox_status(&db).values().all(|s| s == "PROCESSED")
+    })
+    .await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        done,
+        "{:?}",
+        inbox_status(&db)
+            .values()
+            .filter(|s| *s != "PROCESSED")
+            .count()
+    );
+
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let counts: Vec<(String, i64)> = conn
+        .prepare("SELECT inbox_id, count(*) FROM counted GROUP BY inbox_id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let applied_twice: Vec<_> = counts.iter().filter(|(_, n)| *n != 1).collect();
+    assert!(
+        applied_twice.is_empty(),
+        "applied more than once: {applied_twice:?}"
+    );
+    let counted: std::collections::HashSet<String> = counts.into_iter().map(|(id, _)| id).collect();
+    let inbox: std::collections::HashSet<String> =
+        inbox_rows(&db).into_iter().map(|(id, _, _)| id).collect();
+    assert_eq!(counted, inbox, "every stored event applied exactly once");
+    assert!(
+        acked.is_subset(&inbox),
+        "every acknowledged event is stored"
+    );
+    assert_eq!(acked.len(), 600);
 }

@@ -131,6 +131,12 @@ impl Target {
                 "expected a duration such as \"3d\"",
             )
         })?;
+        // An HTTP attempt may take its whole timeout: the lease outlasts it.
+        // A handler runs inside one commit; its timeout does not apply.
+        let lease = match sender {
+            Sender::Http(_) => lease.max(timeout * 2),
+            Sender::Handler => lease,
+        };
         Ok(Target {
             endpoint_id: endpoint_id.to_owned(),
             name: config.name.clone(),
@@ -142,7 +148,7 @@ impl Target {
                 cap_ms: config.retry_cap_ms as i64,
             },
             concurrency: config.concurrency,
-            lease: lease.max(timeout * 2),
+            lease,
             wakeup: Notify::new(),
         })
     }
