@@ -159,6 +159,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         endpoints: Arc::new(endpoints),
         store: Arc::new(DiscardStore),
         body_read_timeout: Duration::from_millis(config.server.body_read_timeout_ms),
+        refusals: Arc::default(),
     };
     let limits = HttpLimits {
         max_headers: config.server.max_headers,

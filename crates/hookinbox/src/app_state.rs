@@ -6,6 +6,7 @@ use std::time::Duration;
 use hookinbox_store::Store;
 
 use crate::endpoint::Endpoints;
+use crate::ingress::refusal_log::RefusalLog;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -13,4 +14,6 @@ pub struct AppState {
     pub store: Arc<dyn Store>,
     /// Time allowed to receive a whole body.
     pub body_read_timeout: Duration,
+    /// Bounds the log lines of refused requests.
+    pub refusals: Arc<RefusalLog>,
 }

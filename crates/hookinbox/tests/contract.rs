@@ -463,3 +463,41 @@ value = "acme-secret"
         ("acme-1", "widget.made", "acme-1")
     );
 }
+
+#[tokio::test]
+async fn a_flood_of_bad_signatures_is_refused_without_a_log_line_each() {
+    let (_dir, server) = start("");
+    let client = client();
+    let url = server.url("/hooks/lab");
+    let mut forged = lab_event("evt_forged");
+    forged.headers.retain(|(n, _)| n != "x-signature");
+    forged.headers.push(("x-signature".into(), "00".repeat(32)));
+    let started = std::time::Instant::now();
+    for _ in 0..300 {
+        let answer = post(&client, &url, &forged).await;
+        assert_eq!((answer.status, answer.error()), (401, "signature".into()));
+    }
+    // A burst of 20 lines, then 5 a second.
+    let allowed = 20 + (5.0 * started.elapsed().as_secs_f64()).ceil() as usize + 1;
+    let lines = |logs: &str| logs.matches("Refused a request.").count();
+    let flood_lines = lines(&server.logs());
+    assert!(
+        (1..=allowed).contains(&flood_lines),
+        "{flood_lines} log lines for 300 refusals (at most {allowed})"
+    );
+    // Later, the next line says how many were not logged: every refusal is
+    // either a line or counted in the next line.
+    tokio::time::sleep(std::time::Duration::from_millis(1_200)).await;
+    post(&client, &url, &forged).await;
+    let logs = server.logs();
+    let suppressed: usize = logs
+        .split("suppressed_since_last_line=")
+        .skip(1)
+        .map(|rest| {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse::<usize>().expect("a count")
+        })
+        .sum();
+    assert_eq!(lines(&logs) + suppressed, 301, "{logs}");
+    assert!(suppressed + allowed >= 300);
+}

@@ -80,6 +80,7 @@ pub async fn run_with_handlers(
         endpoints: Arc::new(endpoints),
         store,
         body_read_timeout: Duration::from_millis(config.server.body_read_timeout_ms),
+        refusals: Arc::default(),
     };
     let limits = HttpLimits {
         max_headers: config.server.max_headers,

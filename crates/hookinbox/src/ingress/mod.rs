@@ -3,6 +3,7 @@
 mod audit_headers;
 mod body;
 mod receive;
+pub mod refusal_log;
 pub mod rejection;
 
 use axum::routing::{any, get};

@@ -14,6 +14,7 @@ use hookinbox_verify::{Failure, Headers, Outcome, Reply, Verified};
 
 use super::audit_headers::audit_headers;
 use super::body::{check_declared_length, read_capped};
+use super::refusal_log::RefusalLog;
 use super::rejection::{Acceptance, Rejection};
 use crate::app_state::AppState;
 use crate::clock;
@@ -81,7 +82,7 @@ async fn pipeline(
     // 4–7. claim, signature, timestamp, envelope
     let headers = to_verify_headers(&parts.headers);
     let query = parts.uri.query().map(str::to_owned);
-    let checked = verify(&endpoint, headers, body, query).await?;
+    let checked = verify(&endpoint, headers, body, query, &state.refusals).await?;
     let CheckedRequest {
         verified,
         headers,
@@ -186,6 +187,7 @@ async fn verify(
     headers: Headers,
     body: Bytes,
     query: Option<String>,
+    refusals: &RefusalLog,
 ) -> Result<CheckedRequest, Rejection> {
     let body_len = body.len();
     let run = {
@@ -214,13 +216,17 @@ async fn verify(
         run()
     };
     result.map_err(|failure| {
-        // Only names and numbers: never the body of an unverified request.
-        tracing::info!(
-            message = "Refused a request.",
-            endpoint = %endpoint_id,
-            reason = failure.refusal.reason.as_str(),
-            detail = %failure.refusal.detail
-        );
+        // Only names and numbers: never the body of an unverified request;
+        // and a bounded number of lines, however many refusals arrive.
+        if let Some(suppressed) = refusals.admit() {
+            tracing::info!(
+                message = "Refused a request.",
+                endpoint = %endpoint_id,
+                reason = failure.refusal.reason.as_str(),
+                detail = %failure.refusal.detail,
+                suppressed_since_last_line = suppressed
+            );
+        }
         Rejection::Verification(failure.refusal.reason)
     })
 }
