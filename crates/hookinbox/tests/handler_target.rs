@@ -6,6 +6,7 @@
 
 mod support;
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,6 +73,24 @@ rescue_interval_ms = 200
     )
 }
 
+/// A temporary directory with a config whose `lab` endpoint has one
+/// handler target named `target_name`: (dir, database, config file).
+fn handler_setup(target_name: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let config_path = dir.path().join("hookinbox.toml");
+    std::fs::write(&config_path, handler_config(&db, target_name)).unwrap();
+    (dir, db, config_path)
+}
+
+/// Whether something accepts connections on `addr` within 20 s.
+async fn listening(addr: std::net::SocketAddr) -> bool {
+    eventually(Duration::from_secs(20), || {
+        std::net::TcpStream::connect(addr).is_ok()
+    })
+    .await
+}
+
 fn ledger(db: &std::path::Path) -> Vec<(String, i64)> {
     let conn = rusqlite::Connection::open(db).unwrap();
     let Ok(mut statement) = conn.prepare("SELECT inbox_id, amount FROM ledger ORDER BY inbox_id")
@@ -87,10 +106,7 @@ fn ledger(db: &std::path::Path) -> Vec<(String, i64)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_event_is_applied_exactly_once_and_failures_are_retried() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("inbox.db");
-    let config_path = dir.path().join("hookinbox.toml");
-    std::fs::write(&config_path, handler_config(&db, "ledger")).unwrap();
+    let (_dir, db, config_path) = handler_setup("ledger");
     let addr = reserve_port();
     let handler = Arc::new(Ledger::default());
     let handlers = HandlerRegistry::new().register("ledger", handler.clone());
@@ -101,11 +117,7 @@ async fn every_event_is_applied_exactly_once_and_failures_are_retried() {
     let url = format!("http://{addr}/hooks/lab");
     let client = client();
     assert!(
-        eventually(Duration::from_secs(10), || std::net::TcpStream::connect(
-            addr
-        )
-        .is_ok())
-        .await,
+        listening(addr).await,
         "the embedded service did not start: {:?}",
         service.is_finished()
     );
@@ -165,10 +177,7 @@ async fn every_event_is_applied_exactly_once_and_failures_are_retried() {
 
 #[tokio::test]
 async fn a_handler_target_without_a_registered_handler_stops_start_up() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("inbox.db");
-    let config_path = dir.path().join("hookinbox.toml");
-    std::fs::write(&config_path, handler_config(&db, "billing")).unwrap();
+    let (_dir, _db, config_path) = handler_setup("billing");
     let handlers = HandlerRegistry::new().register("ledger", Arc::new(Ledger::default()) as Arc<_>);
     let error = hookinbox::commands::serve::run_with_handlers(
         &config_path,
@@ -263,10 +272,7 @@ fn start_child(config: &std::path::Path, addr: std::net::SocketAddr) -> std::pro
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn handler_target_applies_exactly_once_across_kill_9() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("inbox.db");
-    let config_path = dir.path().join("hookinbox.toml");
-    std::fs::write(&config_path, handler_config(&db, "counter")).unwrap();
+    let (_dir, db, config_path) = handler_setup("counter");
     let client = client();
     let mut acked = std::collections::HashSet::new();
     let mut kills_with_pending = 0;
@@ -274,11 +280,7 @@ async fn handler_target_applies_exactly_once_across_kill_9() {
         let addr = reserve_port();
         let mut child = start_child(&config_path, addr);
         assert!(
-            eventually(Duration::from_secs(20), || std::net::TcpStream::connect(
-                addr
-            )
-            .is_ok())
-            .await,
+            listening(addr).await,
             "round {round}: the embedding program did not start"
         );
         let url = format!("http://{addr}/hooks/lab");
