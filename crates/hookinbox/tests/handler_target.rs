@@ -110,9 +110,18 @@ async fn every_event_is_applied_exactly_once_and_failures_are_retried() {
     let addr = reserve_port();
     let handler = Arc::new(Ledger::default());
     let handlers = HandlerRegistry::new().register("ledger", handler.clone());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let service = tokio::spawn(async move {
-        hookinbox::commands::serve::run_with_handlers(&config_path, Some(addr), true, &handlers)
-            .await
+        hookinbox::commands::serve::run_with_handlers(
+            &config_path,
+            Some(addr),
+            true,
+            &handlers,
+            async {
+                let _ = stopped.await;
+            },
+        )
+        .await
     });
     let url = format!("http://{addr}/hooks/lab");
     let client = client();
@@ -172,7 +181,13 @@ async fn every_event_is_applied_exactly_once_and_failures_are_retried() {
     assert!(deliveries(&db)
         .iter()
         .all(|(status, _)| status == "DELIVERED"));
-    service.abort();
+    // The embedder's shutdown future stops the service cleanly.
+    stop.send(()).unwrap();
+    let stopped = tokio::time::timeout(Duration::from_secs(10), service).await;
+    assert!(
+        matches!(stopped, Ok(Ok(Ok(())))),
+        "the service did not stop cleanly: {stopped:?}"
+    );
 }
 
 #[tokio::test]
@@ -184,6 +199,7 @@ async fn a_handler_target_without_a_registered_handler_stops_start_up() {
         Some(reserve_port()),
         true,
         &handlers,
+        std::future::pending(),
     )
     .await
     .unwrap_err();
@@ -250,6 +266,7 @@ fn embedded_service_child() {
             Some(listen),
             true,
             &handlers,
+            std::future::pending(),
         ))
         .unwrap();
 }

@@ -21,17 +21,26 @@ pub async fn run(
     listen: Option<SocketAddr>,
     workers: bool,
 ) -> anyhow::Result<()> {
-    run_with_handlers(config_path, listen, workers, &HandlerRegistry::new()).await
+    run_with_handlers(
+        config_path,
+        listen,
+        workers,
+        &HandlerRegistry::new(),
+        server::shutdown_signal(),
+    )
+    .await
 }
 
 /// `serve` for a program that embeds hookinbox: its `handler` targets run
-/// the handlers registered in `handlers`. Returns after SIGTERM or Ctrl-C,
-/// once in-flight requests and deliveries have finished.
+/// the handlers registered in `handlers`. Once `stop_signal` completes (for
+/// the binary: SIGTERM or Ctrl-C) it stops accepting, lets in-flight
+/// requests and deliveries finish within the grace period, and returns.
 pub async fn run_with_handlers(
     config_path: &Path,
     listen: Option<SocketAddr>,
     workers: bool,
     handlers: &HandlerRegistry,
+    stop_signal: impl std::future::Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
     let config = Config::load(config_path)?;
     let endpoints = endpoint::build_all(&config)?;
@@ -91,7 +100,7 @@ pub async fn run_with_handlers(
         listener,
         ingress::router(state),
         limits,
-        server::shutdown_signal(),
+        stop_signal,
         Duration::from_millis(config.server.shutdown_grace_ms),
     )
     .await;

@@ -11,14 +11,21 @@ use crate::delivery::HandlerRegistry;
 use crate::{delivery, endpoint, server, storage};
 
 pub async fn run(config_path: &Path) -> anyhow::Result<()> {
-    run_with_handlers(config_path, &HandlerRegistry::new()).await
+    run_with_handlers(
+        config_path,
+        &HandlerRegistry::new(),
+        server::shutdown_signal(),
+    )
+    .await
 }
 
 /// `work` for a program that embeds hookinbox: its `handler` targets run
-/// the handlers registered in `handlers`.
+/// the handlers registered in `handlers`, until `stop_signal` completes (for
+/// the binary: SIGTERM or Ctrl-C).
 pub async fn run_with_handlers(
     config_path: &Path,
     handlers: &HandlerRegistry,
+    stop_signal: impl std::future::Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
     let config = Config::load(config_path)?;
     let endpoints = endpoint::build_all(&config)?;
@@ -35,7 +42,7 @@ pub async fn run_with_handlers(
         message = "Delivering.",
         targets = endpoints.values().map(|e| e.targets.len()).sum::<usize>()
     );
-    server::shutdown_signal().await;
+    stop_signal.await;
     let _ = stop.send(true);
     let grace = Duration::from_millis(config.server.shutdown_grace_ms);
     let _ = tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
