@@ -21,28 +21,26 @@
 //!
 //! Everything except the store is the real service: the same configuration
 //! file and loader, the same endpoints and verifiers, the same router and
-//! ingress pipeline, the same server loop and tokio runtime. Only
+//! ingress pipeline, the same server loop and tokio runtime: it calls the
+//! very function `hookinbox serve` serves with (`serve_ingress`), and only
 //! [`DiscardStore`] replaces the SQLite store. It prints the same stdout line
-//! as `hookinbox serve` (`hookinbox listening on http://ADDR`), so the
-//! script starts both the same way.
+//! (`announce`), so the script starts both the same way.
 //!
 //! ```sh
 //! baseline --config bench.toml --listen 127.0.0.1:0
 //! ```
 
-use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context;
 use async_trait::async_trait;
 use clap::Parser;
-use hookinbox::app_state::AppState;
+use hookinbox::commands::serve as serve_cmd;
 use hookinbox::config::Config;
-use hookinbox::server::{self, HttpLimits};
-use hookinbox::{endpoint, ingress};
+use hookinbox::endpoint;
+use hookinbox::server;
 use hookinbox_store::{
     AcceptOutcome, LeaseParams, LeasedDelivery, NewEvent, ReplaySelector, Settlement, Stats, Store,
     StoreError, StoredEvent,
@@ -150,28 +148,13 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {address}"))?;
     let bound = listener.local_addr()?;
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "hookinbox listening on http://{bound}")?;
-    stdout.flush()?;
-    drop(stdout);
-
-    let state = AppState {
-        endpoints: Arc::new(endpoints),
-        store: Arc::new(DiscardStore),
-        body_read_timeout: Duration::from_millis(config.server.body_read_timeout_ms),
-        refusals: Arc::default(),
-    };
-    let limits = HttpLimits {
-        max_headers: config.server.max_headers,
-        max_header_bytes: config.server.max_header_bytes,
-        header_read_timeout: Duration::from_millis(config.server.header_read_timeout_ms),
-    };
-    server::serve(
+    serve_cmd::announce(bound)?;
+    serve_cmd::serve_ingress(
         listener,
-        ingress::router(state),
-        limits,
+        endpoints,
+        Arc::new(DiscardStore),
+        &config.server,
         server::shutdown_signal(),
-        Duration::from_millis(config.server.shutdown_grace_ms),
     )
     .await;
     Ok(())

@@ -10,8 +10,9 @@ use anyhow::Context;
 use tokio::net::TcpListener;
 
 use crate::app_state::AppState;
-use crate::config::Config;
+use crate::config::{Config, ServerConfig};
 use crate::delivery::HandlerRegistry;
+use crate::endpoint::Endpoints;
 use crate::server::{self, HttpLimits};
 use crate::{admin, delivery, endpoint, ingress, storage, telemetry};
 use hookinbox_store::Store;
@@ -45,7 +46,7 @@ pub async fn run_with_handlers(
     let config = Config::load(config_path)?;
     let endpoints = endpoint::build_all(&config)?;
     let sqlite = storage::open(&config)?;
-    let store: Arc<dyn Store> = Arc::clone(&sqlite) as Arc<dyn Store>;
+    let store: Arc<dyn Store> = sqlite.clone();
     let metrics = telemetry::install();
     let (stop_workers, shutdown) = tokio::sync::watch::channel(false);
     if let Some(admin_config) = &config.admin {
@@ -70,14 +71,7 @@ pub async fn run_with_handlers(
         .await
         .with_context(|| format!("cannot listen on {address}"))?;
     let bound = listener.local_addr()?;
-    // The one line on stdout: scripts and tests read the bound address from it.
-    {
-        // In a block of its own: the lock must not live across an await, or
-        // the future is not Send (embedders spawn it).
-        let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "hookinbox listening on http://{bound}")?;
-        stdout.flush()?;
-    }
+    announce(bound)?;
     tracing::info!(
         message = "Serving.",
         address = %bound,
@@ -85,25 +79,7 @@ pub async fn run_with_handlers(
         storage = %config.storage.url
     );
 
-    let state = AppState {
-        endpoints: Arc::new(endpoints),
-        store,
-        body_read_timeout: Duration::from_millis(config.server.body_read_timeout_ms),
-        refusals: Arc::default(),
-    };
-    let limits = HttpLimits {
-        max_headers: config.server.max_headers,
-        max_header_bytes: config.server.max_header_bytes,
-        header_read_timeout: Duration::from_millis(config.server.header_read_timeout_ms),
-    };
-    server::serve(
-        listener,
-        ingress::router(state),
-        limits,
-        stop_signal,
-        Duration::from_millis(config.server.shutdown_grace_ms),
-    )
-    .await;
+    serve_ingress(listener, endpoints, store, &config.server, stop_signal).await;
     tracing::info!(message = "Stopped accepting; finishing deliveries in flight.");
     let _ = stop_workers.send(true);
     if let Some(mut delivery) = delivery {
@@ -114,4 +90,43 @@ pub async fn run_with_handlers(
         .await;
     }
     Ok(())
+}
+
+/// The one line on stdout: scripts and tests read the bound address from it.
+pub fn announce(bound: SocketAddr) -> std::io::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "hookinbox listening on http://{bound}")?;
+    stdout.flush()
+}
+
+/// The public listener: the ingress router over `store`, with the
+/// configured HTTP limits, until `stop_signal` completes and the grace
+/// period for in-flight requests has passed. The benchmark baseline runs
+/// the same function with a store that keeps nothing.
+pub async fn serve_ingress(
+    listener: TcpListener,
+    endpoints: Endpoints,
+    store: Arc<dyn Store>,
+    config: &ServerConfig,
+    stop_signal: impl std::future::Future<Output = ()> + Send,
+) {
+    let state = AppState {
+        endpoints: Arc::new(endpoints),
+        store,
+        body_read_timeout: Duration::from_millis(config.body_read_timeout_ms),
+        refusals: Arc::default(),
+    };
+    let limits = HttpLimits {
+        max_headers: config.max_headers,
+        max_header_bytes: config.max_header_bytes,
+        header_read_timeout: Duration::from_millis(config.header_read_timeout_ms),
+    };
+    server::serve(
+        listener,
+        ingress::router(state),
+        limits,
+        stop_signal,
+        Duration::from_millis(config.shutdown_grace_ms),
+    )
+    .await;
 }
