@@ -142,10 +142,7 @@ impl PayloadLog {
             self.pending.clear();
             return Ok(());
         }
-        let written = self.write_pending().and_then(|()| match &self.file {
-            Some(file) => file.sync_data(),
-            None => Ok(()),
-        });
+        let written = self.write_and_sync_pending();
         let batch_bytes = self.pending_len;
         self.pending.clear();
         self.pending_len = 0;
@@ -157,7 +154,7 @@ impl PayloadLog {
         Ok(())
     }
 
-    fn write_pending(&mut self) -> std::io::Result<()> {
+    fn write_and_sync_pending(&mut self) -> std::io::Result<()> {
         let Some(file) = self.file.as_mut() else {
             return Err(std::io::Error::other(
                 "payload segment not created for this batch",
@@ -173,7 +170,7 @@ impl PayloadLog {
             }
             IoSlice::advance_slices(&mut remaining, n);
         }
-        Ok(())
+        file.sync_data()
     }
 
     /// Called before each batch: moves on to a new segment once this one is
@@ -222,38 +219,41 @@ fn sync_directory(dir: &Path) -> std::io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-fn highest_segment(dir: &Path) -> std::io::Result<i64> {
-    let mut highest = 0;
-    for entry in std::fs::read_dir(dir)? {
-        let name = entry?.file_name();
-        let number = name
+/// The segment files in `dir`, with their numbers (none if `dir` does not
+/// exist yet).
+fn segments(dir: &Path) -> std::io::Result<Vec<(i64, std::fs::DirEntry)>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(error),
+    };
+    let mut found = Vec::new();
+    for entry in entries {
+        let entry = entry?;
+        let number = entry
+            .file_name()
             .to_str()
             .and_then(|n| n.strip_suffix(".seg"))
             .and_then(|n| n.parse::<i64>().ok());
         if let Some(number) = number {
-            highest = highest.max(number);
+            found.push((number, entry));
         }
     }
-    Ok(highest)
+    Ok(found)
 }
 
-/// Bytes in the log's segments, and how many there are (none if the
-/// directory does not exist yet).
+fn highest_segment(dir: &Path) -> std::io::Result<i64> {
+    Ok(segments(dir)?.iter().map(|(n, _)| *n).max().unwrap_or(0))
+}
+
+/// Bytes in the log's segments, and how many there are.
 pub(crate) fn usage(dir: &Path) -> std::io::Result<(u64, u64)> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok((0, 0)),
-        Err(error) => return Err(error),
-    };
-    let (mut bytes, mut segments) = (0, 0);
-    for entry in entries {
-        let entry = entry?;
-        if entry.path().extension().is_some_and(|e| e == "seg") {
-            bytes += entry.metadata()?.len();
-            segments += 1;
-        }
+    let segments = segments(dir)?;
+    let mut bytes = 0;
+    for (_, entry) in &segments {
+        bytes += entry.metadata()?.len();
     }
-    Ok((bytes, segments))
+    Ok((bytes, segments.len() as u64))
 }
 
 /// Read-only access to the log's segments, with their files kept open.
