@@ -436,11 +436,11 @@ async fn sqlite_stale_versions_are_skipped() {
 
 /// Bytes in the SQLite store's payload log, over all its segments.
 fn payload_log_bytes(db: &std::path::Path) -> u64 {
-    let dir = std::path::PathBuf::from(format!("{}-payloads", db.display()));
-    std::fs::read_dir(dir)
+    let stats = hookinbox_store::SqliteReader::open(db)
         .unwrap()
-        .map(|entry| entry.unwrap().metadata().unwrap().len())
-        .sum()
+        .stats()
+        .unwrap();
+    stats.disk.unwrap().payload_log_bytes
 }
 
 #[tokio::test]

@@ -467,13 +467,17 @@ pub async fn eventually(timeout: Duration, mut check: impl FnMut() -> bool) -> b
     }
 }
 
-/// Bytes in the payload log beside the database (all segments).
+/// Bytes in the payload log beside the database (all segments), as the
+/// store reports them.
 pub fn payload_log_bytes(db: &Path) -> u64 {
-    let dir = PathBuf::from(format!("{}-payloads", db.display()));
-    std::fs::read_dir(dir)
-        .expect("payload log directory")
-        .map(|entry| entry.expect("entry").metadata().expect("metadata").len())
-        .sum()
+    let stats = hookinbox_store::SqliteReader::open(db)
+        .expect("open the database")
+        .stats()
+        .expect("stats");
+    stats
+        .disk
+        .expect("an embedded store reports its disk use")
+        .payload_log_bytes
 }
 
 /// Inbox status by provider event id.
