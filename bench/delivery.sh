@@ -191,6 +191,25 @@ perf_stop() {
 
 # --- (a) throughput ----------------------------------------------------------
 
+# After a measured run: stops the server (serve or work) and the sink, and
+# records their CPU (SERVER_CPU, SINK_CPU), the sink's counts, per-thread CPU
+# and the machine's busy share (BUSY). Extra arguments go to `delivery.py cpu`.
+collect() {
+    local dir=$1 server_pid=$2 sink_pid=$3 sink=$4
+    shift 4
+    head -1 /proc/stat >"$dir/stat.after"
+    perf_stop "$dir"
+    SERVER_CPU=$(cpu_s "$server_pid")
+    $PY threads --pid "$server_pid" >"$dir/threads.json"
+    SINK_CPU=$(cpu_s "$sink_pid")
+    stop "$server_pid"
+    curl -s "http://$sink/stats" >"$dir/sink.json" 2>/dev/null || true
+    stop "$sink_pid"
+    $PY cpu --before "$dir/stat.before" --after "$dir/stat.after" \
+        --ours "$SERVER_CPU" --ours "$SINK_CPU" "$@" >"$dir/cpu.json"
+    BUSY=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['machine_busy_percent'])" "$dir/cpu.json")
+}
+
 throughput_run() {
     local c=$1 k=$2 label=$3 hookinbox=$4 dir
     dir=$OUT/throughput-$label-c$(printf %03d "$c")-r$k
@@ -223,20 +242,9 @@ throughput_run() {
     local complete=true
     $PY wait --db "$dir/hookinbox.db" --sink "http://$sink" --expect "$pending" \
         --timeout "$DRAIN_TIMEOUT" >"$dir/wait.json" || complete=false
-    head -1 /proc/stat >"$dir/stat.after"
-    perf_stop "$dir"
-    local work_cpu sink_cpu
-    work_cpu=$(cpu_s "$work_pid")
-    $PY threads --pid "$work_pid" >"$dir/threads.json"
-    sink_cpu=$(cpu_s "$sink_pid")
-    stop "$work_pid"
-    curl -s "http://$sink/stats" >"$dir/sink.json" 2>/dev/null || true
-    stop "$sink_pid"
+    collect "$dir" "$work_pid" "$sink_pid" "$sink"
+    local work_cpu=$SERVER_CPU sink_cpu=$SINK_CPU busy=$BUSY
     $PY throughput --db "$dir/hookinbox.db" --start-ms "$start_ms" >"$dir/throughput.json"
-    $PY cpu --before "$dir/stat.before" --after "$dir/stat.after" \
-        --ours "$work_cpu" --ours "$sink_cpu" >"$dir/cpu.json"
-    local busy
-    busy=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['machine_busy_percent'])" "$dir/cpu.json")
     result "$dir" variant="$label" concurrency="$c" run="$k" events="$pending" complete="$complete" \
         work_cpu_s="$work_cpu" sink_cpu_s="$sink_cpu" machine_busy_percent="$busy" cpu="$dir/cpu.json" \
         throughput="$dir/throughput.json" threads="$dir/threads.json" sink="$dir/sink.json" load="$dir/load.json"
@@ -267,20 +275,9 @@ latency_run() {
     local complete=true
     $PY wait --db "$dir/hookinbox.db" --sink "http://$sink" --expect "$inbox" \
         --timeout "$SETTLE_TIMEOUT" >"$dir/wait.json" || complete=false
-    head -1 /proc/stat >"$dir/stat.after"
-    perf_stop "$dir"
-    local serve_cpu sink_cpu
-    serve_cpu=$(cpu_s "$serve_pid")
-    $PY threads --pid "$serve_pid" >"$dir/threads.json"
-    sink_cpu=$(cpu_s "$sink_pid")
-    stop "$serve_pid"
-    curl -s "http://$sink/stats" >"$dir/sink.json" 2>/dev/null || true
-    stop "$sink_pid"
+    collect "$dir" "$serve_pid" "$sink_pid" "$sink" --loadgen-json "$dir/load.json"
+    local serve_cpu=$SERVER_CPU sink_cpu=$SINK_CPU busy=$BUSY
     $PY latency --db "$dir/hookinbox.db" >"$dir/latency.json"
-    $PY cpu --before "$dir/stat.before" --after "$dir/stat.after" \
-        --ours "$serve_cpu" --ours "$sink_cpu" --loadgen-json "$dir/load.json" >"$dir/cpu.json"
-    local busy
-    busy=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['machine_busy_percent'])" "$dir/cpu.json")
     result "$dir" variant="$label" concurrency="$c" run="$k" rate="$LAT_RATE" complete="$complete" \
         serve_cpu_s="$serve_cpu" sink_cpu_s="$sink_cpu" machine_busy_percent="$busy" cpu="$dir/cpu.json" \
         latency="$dir/latency.json" threads="$dir/threads.json" sink="$dir/sink.json" loadgen="$dir/load.json"
