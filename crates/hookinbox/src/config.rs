@@ -42,12 +42,52 @@ pub struct ServerConfig {
     /// Most bytes of the request head (request line and headers).
     #[serde(default = "default_max_header_bytes")]
     pub max_header_bytes: usize,
-    /// Time allowed to receive the request head, in milliseconds.
+    /// Time allowed to receive the request head, in milliseconds; also how
+    /// long an idle keep-alive connection is kept open.
     #[serde(default = "default_header_read_timeout_ms")]
     pub header_read_timeout_ms: u64,
-    /// Time allowed to receive the whole body, in milliseconds.
+    /// Time allowed to receive the whole body, however fast it comes, in milliseconds.
     #[serde(default = "default_body_read_timeout_ms")]
     pub body_read_timeout_ms: u64,
+    /// Time a body may take before `min_body_bytes_per_second` applies, in milliseconds.
+    #[serde(default = "default_body_rate_grace_ms")]
+    pub body_rate_grace_ms: u64,
+    /// Average rate a body must keep up after the grace period; slower ones
+    /// end in 408 `timeout`.
+    #[serde(default = "default_min_body_bytes_per_second")]
+    pub min_body_bytes_per_second: u64,
+    /// Bytes of request bodies held in memory at once, across all requests
+    /// (buffers are claimed as bytes arrive); past it requests get 503.
+    #[serde(default = "default_max_inflight_body_bytes")]
+    pub max_inflight_body_bytes: usize,
+    /// Connections open at once on the public listener. Start-up raises the
+    /// open-file limit to its hard limit and lowers this (with a warning) if
+    /// the limit cannot hold it.
+    #[serde(default = "default_max_connections")]
+    pub max_connections: usize,
+    /// Connections the kernel queues while the listener is at its cap.
+    #[serde(default = "default_listen_backlog")]
+    pub listen_backlog: u32,
+    /// Requests served on one keep-alive connection before it is closed.
+    #[serde(default = "default_max_requests_per_connection")]
+    pub max_requests_per_connection: u32,
+    /// After answering before the body was read (413, 404, 429, …): how
+    /// long the rest of the body is read and discarded, in milliseconds, so
+    /// a client that writes before it reads still gets the answer.
+    #[serde(default = "default_linger_timeout_ms")]
+    pub linger_timeout_ms: u64,
+    /// …and at most how many bytes of it.
+    #[serde(default = "default_linger_max_bytes")]
+    pub linger_max_bytes: u64,
+    /// Proxies (addresses or CIDR ranges) whose `X-Forwarded-For` names the
+    /// client, for the per-client limit. Empty: the peer is the client.
+    #[serde(default)]
+    pub trusted_proxies: Vec<String>,
+    /// Per-client limit on requests refused before or at verification; once
+    /// spent the client gets 429 before its body is read. Verified requests
+    /// never spend it.
+    #[serde(default = "default_unverified_rate_limit")]
+    pub unverified_rate_limit: RateLimitConfig,
     /// How long in-flight requests may take to finish at shutdown, in milliseconds.
     #[serde(default = "default_shutdown_grace_ms")]
     pub shutdown_grace_ms: u64,
@@ -68,6 +108,36 @@ fn default_header_read_timeout_ms() -> u64 {
 fn default_body_read_timeout_ms() -> u64 {
     30_000
 }
+fn default_body_rate_grace_ms() -> u64 {
+    2_000
+}
+fn default_min_body_bytes_per_second() -> u64 {
+    16 * 1024
+}
+fn default_max_inflight_body_bytes() -> usize {
+    128 * 1024 * 1024
+}
+fn default_max_connections() -> usize {
+    10_000
+}
+fn default_listen_backlog() -> u32 {
+    4_096
+}
+fn default_max_requests_per_connection() -> u32 {
+    1_000
+}
+fn default_linger_timeout_ms() -> u64 {
+    5_000
+}
+fn default_linger_max_bytes() -> u64 {
+    16 * 1024 * 1024
+}
+fn default_unverified_rate_limit() -> RateLimitConfig {
+    RateLimitConfig {
+        per_second: 20,
+        burst: Some(200),
+    }
+}
 fn default_shutdown_grace_ms() -> u64 {
     10_000
 }
@@ -80,8 +150,60 @@ impl Default for ServerConfig {
             max_header_bytes: default_max_header_bytes(),
             header_read_timeout_ms: default_header_read_timeout_ms(),
             body_read_timeout_ms: default_body_read_timeout_ms(),
+            body_rate_grace_ms: default_body_rate_grace_ms(),
+            min_body_bytes_per_second: default_min_body_bytes_per_second(),
+            max_inflight_body_bytes: default_max_inflight_body_bytes(),
+            max_connections: default_max_connections(),
+            listen_backlog: default_listen_backlog(),
+            max_requests_per_connection: default_max_requests_per_connection(),
+            linger_timeout_ms: default_linger_timeout_ms(),
+            linger_max_bytes: default_linger_max_bytes(),
+            trusted_proxies: Vec::new(),
+            unverified_rate_limit: default_unverified_rate_limit(),
             shutdown_grace_ms: default_shutdown_grace_ms(),
         }
+    }
+}
+
+impl ServerConfig {
+    fn validate(&self) -> Result<(), ConfigError> {
+        let positive = [
+            ("server.max_connections", self.max_connections as u64),
+            (
+                "server.max_inflight_body_bytes",
+                self.max_inflight_body_bytes as u64,
+            ),
+            (
+                "server.min_body_bytes_per_second",
+                self.min_body_bytes_per_second,
+            ),
+            (
+                "server.max_requests_per_connection",
+                u64::from(self.max_requests_per_connection),
+            ),
+            ("server.listen_backlog", u64::from(self.listen_backlog)),
+            ("server.header_read_timeout_ms", self.header_read_timeout_ms),
+            ("server.body_read_timeout_ms", self.body_read_timeout_ms),
+        ];
+        if let Some((field, _)) = positive.iter().find(|(_, value)| *value == 0) {
+            return Err(ConfigError::invalid(*field, "must be positive"));
+        }
+        if self.max_inflight_body_bytes > u32::MAX as usize {
+            return Err(ConfigError::invalid(
+                "server.max_inflight_body_bytes",
+                "must be at most 4 GiB",
+            ));
+        }
+        let rate = &self.unverified_rate_limit;
+        if rate.per_second == 0 || rate.burst == Some(0) {
+            return Err(ConfigError::invalid(
+                "server.unverified_rate_limit",
+                "per_second and burst must be positive",
+            ));
+        }
+        crate::ingress::client_address::TrustedProxies::parse(&self.trusted_proxies)
+            .map_err(|error| ConfigError::invalid("server.trusted_proxies", error.to_string()))?;
+        Ok(())
     }
 }
 
@@ -501,6 +623,7 @@ impl Config {
                 }
             }
         }
+        self.server.validate()?;
         if self.storage.queue_capacity == 0 || self.storage.max_batch_events == 0 {
             return Err(ConfigError::invalid(
                 "storage",

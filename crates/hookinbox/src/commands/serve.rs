@@ -2,6 +2,7 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
+use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,6 +14,11 @@ use crate::app_state::AppState;
 use crate::config::{Config, ServerConfig};
 use crate::delivery::HandlerRegistry;
 use crate::endpoint::Endpoints;
+use crate::ingress::body::Linger;
+use crate::ingress::body_budget::BodyBudget;
+use crate::ingress::body_pace::BodyPace;
+use crate::ingress::client_address::TrustedProxies;
+use crate::ingress::client_refusals::ClientRefusals;
 use crate::server::{self, HttpLimits};
 use crate::{admin, delivery, endpoint, ingress, storage, telemetry};
 use hookinbox_store::Store;
@@ -67,8 +73,7 @@ pub async fn run_with_handlers(
         None
     };
     let address = listen.unwrap_or(config.server.listen);
-    let listener = TcpListener::bind(address)
-        .await
+    let listener = server::bind(address, config.server.listen_backlog)
         .with_context(|| format!("cannot listen on {address}"))?;
     let bound = listener.local_addr()?;
     announce(bound)?;
@@ -113,13 +118,39 @@ pub async fn serve_ingress(
     let state = AppState {
         endpoints: Arc::new(endpoints),
         store,
-        body_read_timeout: Duration::from_millis(config.body_read_timeout_ms),
+        bodies: BodyBudget::new(config.max_inflight_body_bytes),
+        body_pace: BodyPace {
+            grace: Duration::from_millis(config.body_rate_grace_ms),
+            min_bytes_per_second: config.min_body_bytes_per_second,
+            max_duration: Duration::from_millis(config.body_read_timeout_ms),
+        },
+        linger: Linger {
+            timeout: Duration::from_millis(config.linger_timeout_ms),
+            max_bytes: config.linger_max_bytes,
+        },
+        clients: Arc::new(ClientRefusals::new(
+            NonZeroU32::new(config.unverified_rate_limit.per_second).unwrap_or(NonZeroU32::MIN),
+            NonZeroU32::new(
+                config
+                    .unverified_rate_limit
+                    .burst
+                    .unwrap_or(config.unverified_rate_limit.per_second),
+            )
+            .unwrap_or(NonZeroU32::MIN),
+        )),
+        // Validated with the configuration.
+        trusted_proxies: Arc::new(
+            TrustedProxies::parse(&config.trusted_proxies).unwrap_or_default(),
+        ),
         refusals: Arc::default(),
     };
     let limits = HttpLimits {
+        listener: "public",
         max_headers: config.max_headers,
         max_header_bytes: config.max_header_bytes,
         header_read_timeout: Duration::from_millis(config.header_read_timeout_ms),
+        max_connections: connection_cap(config.max_connections),
+        max_requests_per_connection: config.max_requests_per_connection,
     };
     server::serve(
         listener,
@@ -129,4 +160,27 @@ pub async fn serve_ingress(
         Duration::from_millis(config.shutdown_grace_ms),
     )
     .await;
+}
+
+/// File descriptors kept for everything but public connections: the
+/// database and its payload segments, the admin listener, targets, logs.
+const RESERVED_FILES: u64 = 1_024;
+
+/// The public listener's connection cap: as configured, unless the
+/// open-file limit (raised to its hard limit first) cannot hold it.
+fn connection_cap(configured: usize) -> usize {
+    let Some(limit) = server::raise_open_file_limit() else {
+        return configured;
+    };
+    let room = limit.saturating_sub(RESERVED_FILES).max(1) as usize;
+    if configured > room {
+        tracing::warn!(
+            message = "server.max_connections is more than the open file limit allows; lowered.",
+            configured,
+            open_file_limit = limit,
+            max_connections = room
+        );
+        return room;
+    }
+    configured
 }

@@ -1,7 +1,11 @@
 //! The public listener's routes: `/hooks/{endpoint_id}` and a liveness probe.
 
 mod audit_headers;
-mod body;
+pub mod body;
+pub mod body_budget;
+pub mod body_pace;
+pub mod client_address;
+pub mod client_refusals;
 mod receive;
 pub mod refusal_log;
 pub mod rejection;

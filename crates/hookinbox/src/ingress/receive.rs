@@ -6,14 +6,14 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::{header, HeaderMap, Method, Request, StatusCode};
+use axum::http::{header, request, HeaderMap, HeaderValue, Method, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use hookinbox_store::{AcceptOutcome, Fingerprint, NewEvent, StoreError};
 use hookinbox_verify::{Failure, Headers, Outcome, Reply, Verified};
 
 use super::audit_headers::audit_headers;
-use super::body::{check_declared_length, read_capped};
+use super::body::{declared_length, RequestBody};
 use super::refusal_log::RefusalLog;
 use super::rejection::{Acceptance, Rejection};
 use crate::app_state::AppState;
@@ -33,13 +33,40 @@ pub async fn receive(
     request: Request<Body>,
 ) -> Response {
     let started = std::time::Instant::now();
-    let (response, outcome) = match pipeline(&state, &endpoint_id, request).await {
-        Ok((response, outcome)) => (response, outcome),
-        Err(rejection) => (
-            rejection.into_response(),
-            IngressOutcome::Rejected(rejection.reason()),
-        ),
+    let (parts, body) = request.into_parts();
+    let mut body = RequestBody::new(body, &parts.headers);
+    // 0. a client that has spent its refusals is turned away unread
+    let client = crate::server::peer_address(&parts)
+        .map(|peer| state.trusted_proxies.client(peer.ip(), &parts.headers));
+    let admitted = match client {
+        Some(client) => state.clients.admit(client),
+        None => Ok(()),
     };
+    let result = match admitted {
+        Err(retry_after_seconds) => Err(Rejection::RateLimited {
+            retry_after_seconds,
+        }),
+        Ok(()) => pipeline(&state, &endpoint_id, &parts, &mut body).await,
+    };
+    let (mut response, outcome) = match result {
+        Ok((response, outcome)) => (response, outcome),
+        Err(rejection) => {
+            if let (Some(client), true) = (client, rejection.charges_client()) {
+                state.clients.charge(client);
+            }
+            (
+                rejection.into_response(),
+                IngressOutcome::Rejected(rejection.reason()),
+            )
+        }
+    };
+    if body.is_unread() {
+        // Answered early: close once the client has finished sending.
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        body.linger(state.linger);
+    }
     // Unknown ids are folded into one label so a scanner cannot grow the metric set.
     let endpoint = if state.endpoints.contains_key(&endpoint_id) {
         endpoint_id.as_str()
@@ -53,10 +80,10 @@ pub async fn receive(
 async fn pipeline(
     state: &AppState,
     endpoint_id: &str,
-    request: Request<Body>,
+    parts: &request::Parts,
+    body: &mut RequestBody,
 ) -> Result<(Response, IngressOutcome), Rejection> {
-    let (parts, body) = request.into_parts();
-    // 1. method, endpoint, rate limit
+    // 1. method, endpoint
     if parts.method != Method::POST {
         return Err(Rejection::Method);
     }
@@ -65,19 +92,27 @@ async fn pipeline(
         .get(endpoint_id)
         .cloned()
         .ok_or(Rejection::NotFound)?;
-    endpoint
-        .check_rate()
-        .map_err(|retry_after_seconds| Rejection::RateLimited {
-            retry_after_seconds,
-        })?;
     // 2. declared length, content type (headers are already bounded by the HTTP layer)
-    check_declared_length(&parts.headers, endpoint.max_body_bytes)?;
+    let declared = declared_length(&parts.headers);
+    if declared.is_some_and(|length| length > endpoint.max_body_bytes as u64) {
+        return Err(Rejection::TooLarge);
+    }
     let media_type = media_type(&parts.headers);
     if !endpoint.accepts_media_type(media_type.as_deref()) {
         return Err(Rejection::ContentType);
     }
-    // 3. read at most max_body_bytes
-    let body = read_capped(body, endpoint.max_body_bytes, state.body_read_timeout).await?;
+    // 3. read at most max_body_bytes into one buffer paid from the budget;
+    // the reservation is held until the answer.
+    let received = body
+        .read(
+            declared,
+            endpoint.max_body_bytes,
+            &state.bodies,
+            &state.body_pace,
+        )
+        .await?;
+    let _reservation = received.reservation;
+    let body = received.bytes;
     let received_at_ms = clock::unix_millis();
     // 4–7. claim, signature, timestamp, envelope
     let headers = to_verify_headers(&parts.headers);
@@ -89,6 +124,12 @@ async fn pipeline(
         body,
         fingerprint,
     } = checked;
+    // 8. the endpoint's rate limit, charged by verified requests only
+    endpoint
+        .check_rate()
+        .map_err(|retry_after_seconds| Rejection::RateLimited {
+            retry_after_seconds,
+        })?;
     let matched_secret_version = verified.matched_secret_version().to_owned();
     SecretVersionMatched {
         endpoint: &endpoint.id,
@@ -108,7 +149,7 @@ async fn pipeline(
         }
     };
     endpoint.apply_ordering(&mut envelope, &body);
-    // 8. durable accept (with the outbox rows), then the answer
+    // 9. durable accept (with the outbox rows), then the answer
     let event_id = envelope.event_id.clone();
     let event = NewEvent {
         endpoint_id: endpoint.id.clone(),

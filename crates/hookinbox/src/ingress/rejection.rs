@@ -23,8 +23,10 @@ pub enum Rejection {
     ContentType,
     /// Verification refused the request.
     Verification(Reason),
-    /// The body could not be read to its end (client went away, read timeout).
-    BodyRead,
+    /// The body ended before its declared length (the client went away).
+    BodyIncomplete,
+    /// The body did not arrive in time (see `body_pace`).
+    Timeout,
     /// Same event id, different body.
     Conflict,
     /// Storage unavailable, commit outcome unknown, or overloaded.
@@ -46,7 +48,8 @@ impl Rejection {
                 | Reason::Timestamp => StatusCode::UNAUTHORIZED,
                 Reason::MissingEventId | Reason::MalformedBody => StatusCode::BAD_REQUEST,
             },
-            Rejection::BodyRead => StatusCode::BAD_REQUEST,
+            Rejection::BodyIncomplete => StatusCode::BAD_REQUEST,
+            Rejection::Timeout => StatusCode::REQUEST_TIMEOUT,
             Rejection::Conflict => StatusCode::CONFLICT,
             Rejection::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
         }
@@ -61,9 +64,36 @@ impl Rejection {
             Rejection::TooLarge => "too_large",
             Rejection::ContentType => "content_type",
             Rejection::Verification(reason) => reason.as_str(),
-            Rejection::BodyRead => "malformed_body",
+            Rejection::BodyIncomplete => "malformed_body",
+            Rejection::Timeout => "timeout",
             Rejection::Conflict => "conflict",
             Rejection::Unavailable { .. } => "unavailable",
+        }
+    }
+
+    /// The answer when the service has no room for the request now (body
+    /// budget spent, commit queue full): come back in a second.
+    pub fn overloaded() -> Rejection {
+        Rejection::Unavailable {
+            retry_after_seconds: 1,
+        }
+    }
+
+    /// Whether the client is to blame and has not proved who it is: such
+    /// refusals charge its per-client limit (`client_refusals`). Verified
+    /// requests (a conflict included) and the service's own trouble never do.
+    pub fn charges_client(self) -> bool {
+        match self {
+            Rejection::Method
+            | Rejection::NotFound
+            | Rejection::TooLarge
+            | Rejection::ContentType
+            | Rejection::Verification(_)
+            | Rejection::BodyIncomplete
+            | Rejection::Timeout => true,
+            Rejection::RateLimited { .. } | Rejection::Conflict | Rejection::Unavailable { .. } => {
+                false
+            }
         }
     }
 
