@@ -1,5 +1,5 @@
 """Writes corpus/adapters/: one seed per request vector, in the input format
-of fuzz_targets/adapters.rs, from the shared vectors and the crate's fixtures.
+of fuzz_targets/adapters.rs, from the signed vectors and the crate's fixtures.
 
     python3 seed_corpus.py [more.jsonl …]
 """
@@ -12,8 +12,8 @@ import sys
 
 HERE = pathlib.Path(__file__).parent
 SOURCES = [
-    HERE / "../../../../shared/vectors/signatures.jsonl",
-    HERE / "../tests/fixtures/asym_providers.jsonl",
+    HERE / "../tests/vectors/signatures.jsonl",
+    HERE / "../tests/fixtures/documented/asym_providers.jsonl",
     *map(pathlib.Path, sys.argv[1:]),
 ]
 OUT = HERE / "corpus" / "adapters"

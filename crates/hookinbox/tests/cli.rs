@@ -31,7 +31,7 @@ version = "2026-05"
 value_env = "HOOKINBOX_TEST_OLD_SECRET"
 "#;
 
-/// The stripe/previous-secret vector of the shared vectors (signed by Stripe's SDK).
+/// The stripe/previous-secret vector of `crates/hookinbox-verify/tests/vectors/`.
 const STRIPE_BODY: &str = r#"{"id":"evt_s1NqWmQ2eZvKYlo2C","object":"event","api_version":"2024-06-20","created":1699999997,"type":"payment_intent.succeeded","livemode":false,"data":{"object":{"id":"pi_s3N","object":"payment_intent","amount":2000,"currency":"usd","status":"succeeded"}}}"#;
 const STRIPE_SIG_OLD: &str =
     "t=1699999990,v1=0a4a0d662a0ffe498baabfe08a2492be9fb123b478604c9883f70e3b26f871a0";

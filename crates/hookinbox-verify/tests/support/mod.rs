@@ -1,5 +1,5 @@
 //! Test support shared by the verify crate's black-box tests: a reader for
-//! request vectors in the `shared/vectors/signatures.jsonl` format, which the
+//! request vectors in the `tests/vectors/signatures.jsonl` format, which the
 //! SDK fixture files under `tests/fixtures/` use too.
 
 #![allow(dead_code)]
