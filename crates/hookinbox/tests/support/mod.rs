@@ -76,12 +76,29 @@ impl Server {
     }
 
     fn start_full(dir: &Path, config_path: &Path, args: &[&str], envs: &[(&str, &str)]) -> Server {
+        Self::start_binary(
+            Path::new(env!("CARGO_BIN_EXE_hookinbox")),
+            dir,
+            config_path,
+            args,
+            envs,
+        )
+    }
+
+    /// Starts `serve` from `binary` (see [`release_binary`]).
+    pub fn start_binary(
+        binary: &Path,
+        dir: &Path,
+        config_path: &Path,
+        args: &[&str],
+        envs: &[(&str, &str)],
+    ) -> Server {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(dir.join("stderr.log"))
             .expect("open log");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_hookinbox"))
+        let mut child = Command::new(binary)
             .args(["serve", "--config"])
             .arg(config_path)
             .args(["--listen", "127.0.0.1:0"])
@@ -116,6 +133,36 @@ impl Server {
 
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
+    }
+
+    /// The process's resident memory, from /proc.
+    pub fn rss_bytes(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("read /proc status");
+        let kib: u64 = status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .expect("VmRSS in /proc status");
+        kib * 1024
+    }
+
+    /// The admin listener's address, as the server announced it on stderr.
+    pub async fn admin_address(&self) -> SocketAddr {
+        let mut address = None;
+        eventually(Duration::from_secs(5), || {
+            address = self
+                .logs()
+                .lines()
+                .find(|l| l.contains("Admin listener up."))
+                .and_then(|l| l.split("address=").nth(1))
+                .and_then(|a| a.split_whitespace().next())
+                .and_then(|a| a.parse().ok());
+            address.is_some()
+        })
+        .await;
+        address.expect("the admin listener was announced")
     }
 
     /// SIGKILL: no shutdown code runs.
@@ -445,6 +492,43 @@ impl Sink {
             .filter(|r| (200..300).contains(&r.status))
             .collect()
     }
+}
+
+/// The `hookinbox` binary built with the release profile, for tests that
+/// measure what users run (memory, latency under load). It is built on
+/// first use with the same cargo and target directory (a no-op when CI has
+/// built it already).
+pub fn release_binary() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+            let out = Command::new(env!("CARGO"))
+                .args([
+                    "build",
+                    "--release",
+                    "--locked",
+                    "-p",
+                    "hookinbox",
+                    "--bin",
+                    "hookinbox",
+                ])
+                .args(["--message-format", "json-render-diagnostics"])
+                .current_dir(&workspace)
+                .stderr(Stdio::inherit())
+                .output()
+                .expect("run cargo build --release");
+            assert!(out.status.success(), "cargo build --release failed");
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+                .filter(|m| {
+                    m["reason"] == "compiler-artifact" && m["target"]["name"] == "hookinbox"
+                })
+                .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+                .expect("cargo reported the release binary")
+        })
+        .clone()
 }
 
 /// A free port with nothing listening on it (yet).
