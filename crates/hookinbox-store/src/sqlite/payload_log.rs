@@ -20,6 +20,11 @@
 //! when a batch has bodies to write, so processes that share the database
 //! but never accept events (`hookinbox work`, the CLI) create none, and two
 //! writers can never end up appending to the same file.
+//!
+//! A failing disk (full, or returning I/O errors) must not cost a file per
+//! attempt: a segment that nothing durable is in yet is reused for the next
+//! attempt, from offset 0; only a segment that already holds bodies of
+//! earlier batches is left, once (see [`PayloadLog::prepare_batch`]).
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -60,16 +65,22 @@ pub(crate) struct PayloadLog {
     /// first batch with bodies is prepared.
     segment: i64,
     file: Option<File>,
+    /// The segment's directory entry has been synced: until then a crash
+    /// could lose the file's name, so no batch is written to it.
+    name_durable: bool,
     /// Bytes of the current segment already written and synced.
     durable_len: u64,
     /// Bodies reserved in the current batch, in offset order.
     pending: Vec<Bytes>,
     pending_len: u64,
     segment_bytes: u64,
-    /// A write or sync of this segment failed: after a failed fsync the
-    /// kernel may have dropped the dirty pages, so the next batch goes to a
-    /// new segment rather than trusting this file again.
+    /// A write or sync of this segment failed; the next batch decides
+    /// whether the segment can be reused ([`PayloadLog::prepare_batch`]).
     failed: bool,
+    /// Tests: every write fails as on a full disk, after the bytes reached
+    /// the file (the worst case: a partial write, then a failed fsync).
+    #[cfg(test)]
+    disk_full: bool,
 }
 
 /// A point in the current batch to roll back to (see [`PayloadLog::mark`]).
@@ -97,11 +108,14 @@ impl PayloadLog {
             dir: dir.to_owned(),
             segment: highest_segment(dir)? + 1,
             file: None,
+            name_durable: false,
             durable_len: 0,
             pending: Vec::new(),
             pending_len: 0,
             segment_bytes,
             failed: false,
+            #[cfg(test)]
+            disk_full: false,
         })
     }
 
@@ -135,7 +149,8 @@ impl PayloadLog {
 
     /// Writes the batch's bodies at the end of the segment and syncs them.
     /// On error nothing of the batch counts as written (no committed row
-    /// will point at it), and the next batch starts a new segment.
+    /// will point at it), and the next batch decides where to write
+    /// ([`PayloadLog::prepare_batch`]).
     pub(crate) fn flush(&mut self) -> std::io::Result<()> {
         if self.pending_len == 0 {
             // Nothing, or only empty bodies: no write, no sync.
@@ -170,33 +185,89 @@ impl PayloadLog {
             }
             IoSlice::advance_slices(&mut remaining, n);
         }
+        #[cfg(test)]
+        if self.disk_full {
+            return Err(std::io::ErrorKind::StorageFull.into());
+        }
         file.sync_data()
     }
 
     /// Called before each batch: moves on to a new segment once this one is
-    /// full or after a failed write, and creates the segment's file when the
-    /// batch has bodies (`with_bodies`). An error here (disk still full)
-    /// fails the batch, and the next batch tries again.
+    /// full, decides where to write after a failed write, and creates the
+    /// segment's file when the batch has bodies (`with_bodies`). An error
+    /// here (disk still full) fails the batch, and a later batch tries the
+    /// same segment number again.
     pub(crate) fn prepare_batch(&mut self, with_bodies: bool) -> std::io::Result<()> {
         self.pending.clear();
         self.pending_len = 0;
-        if (self.failed || self.durable_len >= self.segment_bytes) && self.file.take().is_some() {
+        if self.failed {
+            self.failed = false;
+            self.recover_from_failed_write();
+        } else if self.durable_len >= self.segment_bytes {
+            self.leave_segment();
+        }
+        if with_bodies {
+            self.create_segment_file()?;
+        }
+        Ok(())
+    }
+
+    /// After a failed write or sync. First the segment is cut back to its
+    /// durable length: the failed batch's bytes are referenced by no row,
+    /// and on a full disk they hold the space the retry needs (best effort:
+    /// if this fails too, nothing reads past a referenced range, and a
+    /// reused segment's next write overwrites them).
+    ///
+    /// A segment that holds bodies of earlier batches (committed rows may
+    /// point at them) is then left: after a failed fsync the kernel may have
+    /// marked the dirty pages clean without writing them, so this file is
+    /// not trusted with more bytes. It is left once; if the failures go on,
+    /// the next segment holds nothing durable and is reused.
+    ///
+    /// A segment with nothing durable in it is reused from offset 0: no row
+    /// references any of it, and the next write dirties every page it
+    /// covers again, so its fsync writes them all. Moving on to a new file
+    /// instead is what made a full disk fill its directory with one empty
+    /// segment per failed commit.
+    fn recover_from_failed_write(&mut self) {
+        if let Some(file) = &self.file {
+            let _ = file.set_len(self.durable_len);
+        }
+        if self.durable_len > 0 {
+            self.leave_segment();
+        }
+    }
+
+    /// Closes the current segment; the next batch with bodies creates the
+    /// one after it.
+    fn leave_segment(&mut self) {
+        if self.file.take().is_some() {
             self.segment += 1;
             self.durable_len = 0;
         }
-        self.failed = false;
-        if with_bodies && self.file.is_none() {
+    }
+
+    /// Makes sure the current segment's file exists and its name is
+    /// durable. A failure keeps what was done: a file created but not yet
+    /// synced into its directory is synced by the next attempt rather than
+    /// left behind for a new number.
+    fn create_segment_file(&mut self) -> std::io::Result<()> {
+        if self.file.is_none() {
             let (segment, file) = create_segment(&self.dir, self.segment)?;
             self.segment = segment;
             self.file = Some(file);
+            self.name_durable = false;
+        }
+        if !self.name_durable {
+            sync_directory(&self.dir)?;
+            self.name_durable = true;
         }
         Ok(())
     }
 }
 
 /// Creates a new, empty segment numbered `from` or the first free number
-/// after it (another process, or an earlier failed attempt, may hold
-/// `from`), and makes its name durable.
+/// after it (another process may hold `from`). Its name is not yet durable.
 fn create_segment(dir: &Path, from: i64) -> std::io::Result<(i64, File)> {
     let mut segment = from;
     loop {
@@ -205,10 +276,7 @@ fn create_segment(dir: &Path, from: i64) -> std::io::Result<(i64, File)> {
             .create_new(true)
             .open(segment_path(dir, segment))
         {
-            Ok(file) => {
-                sync_directory(dir)?;
-                return Ok((segment, file));
-            }
+            Ok(file) => return Ok((segment, file)),
             Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => segment += 1,
             Err(error) => return Err(error),
         }
@@ -420,6 +488,102 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         let files = PayloadFiles::new(dir.path().to_owned());
         assert_eq!(files.read(empty).unwrap(), Bytes::new());
+    }
+
+    fn segment_files(dir: &Path) -> Vec<i64> {
+        let mut numbers: Vec<i64> = segments(dir).unwrap().iter().map(|(n, _)| *n).collect();
+        numbers.sort_unstable();
+        numbers
+    }
+
+    /// One batch of one body on a full disk: it must fail.
+    fn fail_one_batch(log: &mut PayloadLog, text: &str) {
+        log.prepare_batch(true).unwrap();
+        log.reserve(&body(text));
+        assert!(log.flush().is_err(), "a write on a full disk succeeded");
+    }
+
+    #[test]
+    fn a_new_segment_is_reused_while_its_writes_fail() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = PayloadLog::open(dir.path()).unwrap();
+        log.disk_full = true;
+        for attempt in 0..5 {
+            fail_one_batch(&mut log, &format!("attempt {attempt} that never lands"));
+        }
+        assert_eq!(
+            segment_files(dir.path()),
+            [1],
+            "one file for all the failed attempts"
+        );
+
+        log.disk_full = false;
+        log.prepare_batch(true).unwrap();
+        let landed = log.reserve(&body("landed"));
+        log.flush().unwrap();
+        assert_eq!((landed.segment, landed.offset), (1, 0));
+        // The failed attempts' bytes were cut away, not left before or after it.
+        assert_eq!(
+            std::fs::read(segment_path(dir.path(), 1)).unwrap(),
+            b"landed"
+        );
+        let files = PayloadFiles::new(dir.path().to_owned());
+        assert_eq!(files.read(landed).unwrap(), body("landed"));
+    }
+
+    #[test]
+    fn a_segment_holding_committed_bodies_is_left_once_then_the_next_is_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = PayloadLog::open(dir.path()).unwrap();
+        log.prepare_batch(true).unwrap();
+        let committed = log.reserve(&body("committed"));
+        log.flush().unwrap();
+
+        log.disk_full = true;
+        for attempt in 0..5 {
+            fail_one_batch(&mut log, &format!("attempt {attempt}"));
+        }
+        // Segment 1 is not written after its failed sync; segment 2 takes
+        // every later attempt.
+        assert_eq!(segment_files(dir.path()), [1, 2]);
+        assert_eq!(
+            std::fs::read(segment_path(dir.path(), 1)).unwrap(),
+            b"committed",
+            "the failed batch's tail is cut back, the committed body kept"
+        );
+
+        log.disk_full = false;
+        log.prepare_batch(true).unwrap();
+        let after = log.reserve(&body("after"));
+        log.flush().unwrap();
+        assert_eq!((after.segment, after.offset), (2, 0));
+        assert_eq!(segment_files(dir.path()), [1, 2]);
+        let files = PayloadFiles::new(dir.path().to_owned());
+        assert_eq!(files.read(committed).unwrap(), body("committed"));
+        assert_eq!(files.read(after).unwrap(), body("after"));
+    }
+
+    #[test]
+    fn a_failure_in_a_reused_segment_after_a_success_leaves_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = PayloadLog::open(dir.path()).unwrap();
+        log.disk_full = true;
+        fail_one_batch(&mut log, "lost");
+        log.disk_full = false;
+        log.prepare_batch(true).unwrap();
+        let kept = log.reserve(&body("kept"));
+        log.flush().unwrap();
+        // Segment 1 now holds a durable body: the next failure leaves it.
+        log.disk_full = true;
+        fail_one_batch(&mut log, "lost again");
+        log.disk_full = false;
+        log.prepare_batch(true).unwrap();
+        let next = log.reserve(&body("next"));
+        log.flush().unwrap();
+        assert_eq!((kept.segment, next.segment), (1, 2));
+        let files = PayloadFiles::new(dir.path().to_owned());
+        assert_eq!(files.read(kept).unwrap(), body("kept"));
+        assert_eq!(files.read(next).unwrap(), body("next"));
     }
 
     #[test]
