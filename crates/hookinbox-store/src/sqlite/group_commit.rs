@@ -10,9 +10,13 @@
 //!
 //! Bodies go to the payload log (see `payload_log`): reserved while the ops
 //! run, written and synced just before the COMMIT, so a committed row never
-//! references bytes that are not durable.
+//! references bytes that are not durable. After a failed payload write the
+//! log rests for a short, growing pause (`write_backoff`): ops with bodies
+//! are answered `Unavailable` at once, without touching the disk, while
+//! body-less ops (leases, settlements) still commit.
 
 use std::sync::mpsc::{Receiver, TryRecvError};
+use std::time::Instant;
 
 use rusqlite::{Connection, TransactionBehavior};
 use tokio::sync::oneshot;
@@ -142,7 +146,13 @@ pub(crate) fn run(
                 Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
             }
         }
-        let started = std::time::Instant::now();
+        if !payloads.accepts_bodies(Instant::now()) {
+            batch = refuse_ops_with_bodies(batch);
+            if batch.is_empty() {
+                continue;
+            }
+        }
+        let started = Instant::now();
         let committed = commit(&mut conn, &mut payloads, &mut batch);
         metrics::histogram!("hookinbox_commit_duration_seconds")
             .record(started.elapsed().as_secs_f64());
@@ -163,6 +173,20 @@ pub(crate) fn run(
     }
 }
 
+/// The payload log is resting after a failed write: ops with bodies are
+/// answered now, the others go on to commit.
+fn refuse_ops_with_bodies(batch: Vec<Box<dyn WriteOp>>) -> Vec<Box<dyn WriteOp>> {
+    let (with_bodies, rest): (Vec<_>, Vec<_>) = batch.into_iter().partition(|op| op.weight() > 0);
+    metrics::counter!("hookinbox_payload_log_refused_ops_total")
+        .increment(with_bodies.len() as u64);
+    for op in with_bodies {
+        op.finish(Err(StoreError::Unavailable(
+            "payload log: resting after a failed write".into(),
+        )));
+    }
+    rest
+}
+
 /// Why a batch did not commit.
 #[derive(Debug, thiserror::Error)]
 enum CommitError {
@@ -177,7 +201,7 @@ fn commit(
     payloads: &mut PayloadLog,
     batch: &mut [Box<dyn WriteOp>],
 ) -> Result<(), CommitError> {
-    payloads.prepare_batch(batch.iter().any(|op| op.weight() > 0))?;
+    payloads.prepare_batch(batch.iter().any(|op| op.weight() > 0), Instant::now())?;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     for op in batch.iter_mut() {
         // A savepoint per op, with cached statements (rusqlite's
@@ -193,6 +217,32 @@ fn commit(
     }
     // Bodies first: if they cannot be made durable the transaction is
     // dropped (rolled back) and every caller gets 503.
-    payloads.flush()?;
+    payloads.flush(Instant::now())?;
     Ok(tx.commit()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(weight: usize) -> (Box<dyn WriteOp>, oneshot::Receiver<Result<(), StoreError>>) {
+        TxOp::boxed(weight, |_: &Connection, _: &mut PayloadLog| Ok(()))
+    }
+
+    #[test]
+    fn while_the_payload_log_rests_only_ops_with_bodies_are_refused() {
+        let (with_body, mut refused) = op(10);
+        let (without_body, mut waiting) = op(0);
+        let rest = refuse_ops_with_bodies(vec![with_body, without_body]);
+        assert!(matches!(
+            refused.try_recv(),
+            Ok(Err(StoreError::Unavailable(_)))
+        ));
+        assert_eq!(rest.len(), 1);
+        assert_eq!(rest[0].weight(), 0);
+        assert!(
+            waiting.try_recv().is_err(),
+            "the body-less op is still to be committed"
+        );
+    }
 }

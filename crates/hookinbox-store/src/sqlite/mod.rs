@@ -9,6 +9,7 @@ mod outbox;
 mod payload_log;
 mod reader;
 mod schema;
+mod write_backoff;
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, SyncSender, TrySendError};

@@ -24,7 +24,9 @@
 //! A failing disk (full, or returning I/O errors) must not cost a file per
 //! attempt: a segment that nothing durable is in yet is reused for the next
 //! attempt, from offset 0; only a segment that already holds bodies of
-//! earlier batches is left, once (see [`PayloadLog::prepare_batch`]).
+//! earlier batches is left, once (see [`PayloadLog::prepare_batch`]). After
+//! a failure the log also rests for a growing pause (`write_backoff`), in
+//! which batches with bodies are refused without touching the disk.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -32,8 +34,11 @@ use std::io::{IoSlice, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use bytes::Bytes;
+
+use super::write_backoff::WriteBackoff;
 
 /// A new segment is started at the first batch boundary past this size.
 const SEGMENT_BYTES: u64 = 64 << 20;
@@ -77,6 +82,8 @@ pub(crate) struct PayloadLog {
     /// A write or sync of this segment failed; the next batch decides
     /// whether the segment can be reused ([`PayloadLog::prepare_batch`]).
     failed: bool,
+    /// Rests the disk after a failed write, create or sync.
+    backoff: WriteBackoff,
     /// Tests: every write fails as on a full disk, after the bytes reached
     /// the file (the worst case: a partial write, then a failed fsync).
     #[cfg(test)]
@@ -114,9 +121,17 @@ impl PayloadLog {
             pending_len: 0,
             segment_bytes,
             failed: false,
+            backoff: WriteBackoff::default(),
             #[cfg(test)]
             disk_full: false,
         })
+    }
+
+    /// Whether a batch with bodies may be written at `now`: `false` for a
+    /// while after a failed write, create or sync. The writer refuses such
+    /// batches (503) without calling [`PayloadLog::prepare_batch`].
+    pub(crate) fn accepts_bodies(&self, now: Instant) -> bool {
+        self.backoff.allows(now)
     }
 
     /// Reserves space for `body` in this batch; it is written by the next
@@ -150,8 +165,9 @@ impl PayloadLog {
     /// Writes the batch's bodies at the end of the segment and syncs them.
     /// On error nothing of the batch counts as written (no committed row
     /// will point at it), and the next batch decides where to write
-    /// ([`PayloadLog::prepare_batch`]).
-    pub(crate) fn flush(&mut self) -> std::io::Result<()> {
+    /// ([`PayloadLog::prepare_batch`]). `now`: when the write ended, to
+    /// start the pause after a failure.
+    pub(crate) fn flush(&mut self, now: Instant) -> std::io::Result<()> {
         if self.pending_len == 0 {
             // Nothing, or only empty bodies: no write, no sync.
             self.pending.clear();
@@ -163,8 +179,10 @@ impl PayloadLog {
         self.pending_len = 0;
         if let Err(error) = written {
             self.failed = true;
+            self.backoff.failed(now);
             return Err(error);
         }
+        self.backoff.succeeded();
         self.durable_len += batch_bytes;
         Ok(())
     }
@@ -195,9 +213,9 @@ impl PayloadLog {
     /// Called before each batch: moves on to a new segment once this one is
     /// full, decides where to write after a failed write, and creates the
     /// segment's file when the batch has bodies (`with_bodies`). An error
-    /// here (disk still full) fails the batch, and a later batch tries the
-    /// same segment number again.
-    pub(crate) fn prepare_batch(&mut self, with_bodies: bool) -> std::io::Result<()> {
+    /// here (disk still full) fails the batch and starts a pause; a later
+    /// batch tries the same segment number again.
+    pub(crate) fn prepare_batch(&mut self, with_bodies: bool, now: Instant) -> std::io::Result<()> {
         self.pending.clear();
         self.pending_len = 0;
         if self.failed {
@@ -207,7 +225,8 @@ impl PayloadLog {
             self.leave_segment();
         }
         if with_bodies {
-            self.create_segment_file()?;
+            self.create_segment_file()
+                .inspect_err(|_| self.backoff.failed(now))?;
         }
         Ok(())
     }
@@ -390,12 +409,12 @@ mod tests {
     fn flushed_bodies_read_back_at_their_references() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = PayloadLog::open(dir.path()).unwrap();
-        log.prepare_batch(true).unwrap();
+        log.prepare_batch(true, Instant::now()).unwrap();
         let a = log.reserve(&body("first"));
         let b = log.reserve(&body("second body"));
-        log.flush().unwrap();
+        log.flush(Instant::now()).unwrap();
         let c = log.reserve(&body("third"));
-        log.flush().unwrap();
+        log.flush(Instant::now()).unwrap();
         assert_eq!((a.offset, b.offset, c.offset), (0, 5, 16));
         let files = PayloadFiles::new(dir.path().to_owned());
         assert_eq!(files.read(a).unwrap(), body("first"));
@@ -407,13 +426,13 @@ mod tests {
     fn rolled_back_reservations_are_not_written_and_their_space_is_reused() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = PayloadLog::open(dir.path()).unwrap();
-        log.prepare_batch(true).unwrap();
+        log.prepare_batch(true, Instant::now()).unwrap();
         let kept = log.reserve(&body("kept"));
         let mark = log.mark();
         log.reserve(&body("duplicate, not written"));
         log.rollback_to(mark);
         let next = log.reserve(&body("next"));
-        log.flush().unwrap();
+        log.flush(Instant::now()).unwrap();
         assert_eq!(next.offset, 4);
         let written = std::fs::read(segment_path(dir.path(), kept.segment)).unwrap();
         assert_eq!(written, b"keptnext");
@@ -424,18 +443,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let first = {
             let mut log = PayloadLog::open(dir.path()).unwrap();
-            log.prepare_batch(true).unwrap();
+            log.prepare_batch(true, Instant::now()).unwrap();
             let reference = log.reserve(&body("before restart"));
-            log.flush().unwrap();
+            log.flush(Instant::now()).unwrap();
             // Bytes reserved but never flushed (a crash before COMMIT) are
             // simply absent.
             log.reserve(&body("lost"));
             reference
         };
         let mut log = PayloadLog::open(dir.path()).unwrap();
-        log.prepare_batch(true).unwrap();
+        log.prepare_batch(true, Instant::now()).unwrap();
         let second = log.reserve(&body("after"));
-        log.flush().unwrap();
+        log.flush(Instant::now()).unwrap();
         assert_eq!((first.segment, second.segment), (1, 2));
         let files = PayloadFiles::new(dir.path().to_owned());
         assert_eq!(files.read(first).unwrap(), body("before restart"));
@@ -446,12 +465,12 @@ mod tests {
     fn a_full_segment_is_followed_by_a_new_one_at_a_batch_boundary() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = PayloadLog::open_with_segment_bytes(dir.path(), 8).unwrap();
-        log.prepare_batch(true).unwrap();
+        log.prepare_batch(true, Instant::now()).unwrap();
         let a = log.reserve(&body("0123456789"));
-        log.flush().unwrap();
-        log.prepare_batch(true).unwrap();
+        log.flush(Instant::now()).unwrap();
+        log.prepare_batch(true, Instant::now()).unwrap();
         let b = log.reserve(&body("abc"));
-        log.flush().unwrap();
+        log.flush(Instant::now()).unwrap();
         assert_eq!((a.segment, a.offset), (1, 0));
         assert_eq!((b.segment, b.offset), (2, 0));
         let files = PayloadFiles::new(dir.path().to_owned());
@@ -466,12 +485,12 @@ mod tests {
         // started together would.
         let mut first = PayloadLog::open(dir.path()).unwrap();
         let mut second = PayloadLog::open(dir.path()).unwrap();
-        first.prepare_batch(true).unwrap();
-        second.prepare_batch(true).unwrap();
+        first.prepare_batch(true, Instant::now()).unwrap();
+        second.prepare_batch(true, Instant::now()).unwrap();
         let a = first.reserve(&body("from the first"));
         let b = second.reserve(&body("from the second"));
-        first.flush().unwrap();
-        second.flush().unwrap();
+        first.flush(Instant::now()).unwrap();
+        second.flush(Instant::now()).unwrap();
         assert_ne!(a.segment, b.segment);
         let files = PayloadFiles::new(dir.path().to_owned());
         assert_eq!(files.read(a).unwrap(), body("from the first"));
@@ -482,9 +501,9 @@ mod tests {
     fn a_log_that_writes_no_bodies_creates_no_segment() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = PayloadLog::open(dir.path()).unwrap();
-        log.prepare_batch(false).unwrap();
+        log.prepare_batch(false, Instant::now()).unwrap();
         let empty = log.reserve(&Bytes::new());
-        log.flush().unwrap();
+        log.flush(Instant::now()).unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         let files = PayloadFiles::new(dir.path().to_owned());
         assert_eq!(files.read(empty).unwrap(), Bytes::new());
@@ -498,9 +517,12 @@ mod tests {
 
     /// One batch of one body on a full disk: it must fail.
     fn fail_one_batch(log: &mut PayloadLog, text: &str) {
-        log.prepare_batch(true).unwrap();
+        log.prepare_batch(true, Instant::now()).unwrap();
         log.reserve(&body(text));
-        assert!(log.flush().is_err(), "a write on a full disk succeeded");
+        assert!(
+            log.flush(Instant::now()).is_err(),
+            "a write on a full disk succeeded"
+        );
     }
 
     #[test]
@@ -518,9 +540,9 @@ mod tests {
         );
 
         log.disk_full = false;
-        log.prepare_batch(true).unwrap();
+        log.prepare_batch(true, Instant::now()).unwrap();
         let landed = log.reserve(&body("landed"));
-        log.flush().unwrap();
+        log.flush(Instant::now()).unwrap();
         assert_eq!((landed.segment, landed.offset), (1, 0));
         // The failed attempts' bytes were cut away, not left before or after it.
         assert_eq!(
@@ -535,9 +557,9 @@ mod tests {
     fn a_segment_holding_committed_bodies_is_left_once_then_the_next_is_reused() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = PayloadLog::open(dir.path()).unwrap();
-        log.prepare_batch(true).unwrap();
+        log.prepare_batch(true, Instant::now()).unwrap();
         let committed = log.reserve(&body("committed"));
-        log.flush().unwrap();
+        log.flush(Instant::now()).unwrap();
 
         log.disk_full = true;
         for attempt in 0..5 {
@@ -553,9 +575,9 @@ mod tests {
         );
 
         log.disk_full = false;
-        log.prepare_batch(true).unwrap();
+        log.prepare_batch(true, Instant::now()).unwrap();
         let after = log.reserve(&body("after"));
-        log.flush().unwrap();
+        log.flush(Instant::now()).unwrap();
         assert_eq!((after.segment, after.offset), (2, 0));
         assert_eq!(segment_files(dir.path()), [1, 2]);
         let files = PayloadFiles::new(dir.path().to_owned());
@@ -570,16 +592,16 @@ mod tests {
         log.disk_full = true;
         fail_one_batch(&mut log, "lost");
         log.disk_full = false;
-        log.prepare_batch(true).unwrap();
+        log.prepare_batch(true, Instant::now()).unwrap();
         let kept = log.reserve(&body("kept"));
-        log.flush().unwrap();
+        log.flush(Instant::now()).unwrap();
         // Segment 1 now holds a durable body: the next failure leaves it.
         log.disk_full = true;
         fail_one_batch(&mut log, "lost again");
         log.disk_full = false;
-        log.prepare_batch(true).unwrap();
+        log.prepare_batch(true, Instant::now()).unwrap();
         let next = log.reserve(&body("next"));
-        log.flush().unwrap();
+        log.flush(Instant::now()).unwrap();
         assert_eq!((kept.segment, next.segment), (1, 2));
         let files = PayloadFiles::new(dir.path().to_owned());
         assert_eq!(files.read(kept).unwrap(), body("kept"));
@@ -587,12 +609,51 @@ mod tests {
     }
 
     #[test]
+    fn after_a_failed_write_bodies_are_refused_for_a_pause_until_a_write_succeeds() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = PayloadLog::open(dir.path()).unwrap();
+        let failed_at = Instant::now();
+        log.prepare_batch(true, failed_at).unwrap();
+        log.disk_full = true;
+        log.reserve(&body("refused"));
+        log.flush(failed_at).unwrap_err();
+        assert!(!log.accepts_bodies(failed_at));
+        let later = failed_at + std::time::Duration::from_secs(1);
+        assert!(log.accepts_bodies(later));
+
+        log.disk_full = false;
+        log.prepare_batch(true, later).unwrap();
+        log.reserve(&body("landed"));
+        log.flush(later).unwrap();
+        assert!(log.accepts_bodies(later), "a success ends the pause");
+    }
+
+    #[test]
+    fn a_segment_that_cannot_be_created_pauses_bodies_and_keeps_its_number() {
+        let dir = tempfile::tempdir().unwrap();
+        let log_dir = dir.path().join("payloads");
+        let mut log = PayloadLog::open(&log_dir).unwrap();
+        std::fs::remove_dir(&log_dir).unwrap();
+        let failed_at = Instant::now();
+        log.prepare_batch(true, failed_at).unwrap_err();
+        assert!(!log.accepts_bodies(failed_at));
+
+        std::fs::create_dir(&log_dir).unwrap();
+        let later = failed_at + std::time::Duration::from_secs(1);
+        log.prepare_batch(true, later).unwrap();
+        let landed = log.reserve(&body("landed"));
+        log.flush(later).unwrap();
+        assert_eq!(landed.segment, 1);
+        assert_eq!(segment_files(&log_dir), [1]);
+    }
+
+    #[test]
     fn reading_past_the_written_end_is_an_error_not_zeros() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = PayloadLog::open(dir.path()).unwrap();
-        log.prepare_batch(true).unwrap();
+        log.prepare_batch(true, Instant::now()).unwrap();
         let mut reference = log.reserve(&body("short"));
-        log.flush().unwrap();
+        log.flush(Instant::now()).unwrap();
         reference.len = 100;
         let files = PayloadFiles::new(dir.path().to_owned());
         assert!(files.read(reference).is_err());
