@@ -14,6 +14,13 @@
 //! log rests for a short, growing pause (`write_backoff`): ops with bodies
 //! are answered `Unavailable` at once, without touching the disk, while
 //! body-less ops (leases, settlements) still commit.
+//!
+//! A caller may stop waiting (its commit deadline passed, its client went
+//! away). An op whose caller is gone before its batch starts is skipped:
+//! nobody would hear its answer, and after a stalled disk recovers the
+//! writer then works only for callers still waiting. An op already in a
+//! batch commits or not with it; its caller was answered 503 (outcome
+//! unknown), and the provider's retry finds it as a duplicate or inserts it.
 
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::Instant;
@@ -21,6 +28,7 @@ use std::time::Instant;
 use rusqlite::{Connection, TransactionBehavior};
 use tokio::sync::oneshot;
 
+use super::commit_stall;
 use super::payload_log::PayloadLog;
 use crate::StoreError;
 
@@ -33,6 +41,8 @@ pub(crate) trait WriteOp: Send {
     fn apply(&mut self, conn: &Connection, payloads: &mut PayloadLog) -> Result<(), OpError>;
     /// Answers the caller once the batch's fate is known.
     fn finish(self: Box<Self>, outcome: Result<(), StoreError>);
+    /// The caller stopped waiting for the answer: the op need not run.
+    fn abandoned(&self) -> bool;
 }
 
 /// A write op built from a closure; its result is sent after the commit.
@@ -96,6 +106,10 @@ where
         // committed stays committed and a retry finds it.
         let _ = self.reply.send(answer);
     }
+
+    fn abandoned(&self) -> bool {
+        self.reply.is_closed()
+    }
 }
 
 /// Why one op failed inside its savepoint.
@@ -146,11 +160,12 @@ pub(crate) fn run(
                 Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
             }
         }
+        skip_abandoned(&mut batch);
         if !payloads.accepts_bodies(Instant::now()) {
             batch = refuse_ops_with_bodies(batch);
-            if batch.is_empty() {
-                continue;
-            }
+        }
+        if batch.is_empty() {
+            continue;
         }
         let started = Instant::now();
         let committed = commit(&mut conn, &mut payloads, &mut batch);
@@ -170,6 +185,16 @@ pub(crate) fn run(
                 }
             }
         }
+    }
+}
+
+/// Drops the ops whose callers stopped waiting (see the module doc).
+fn skip_abandoned(batch: &mut Vec<Box<dyn WriteOp>>) {
+    let before = batch.len();
+    batch.retain(|op| !op.abandoned());
+    let skipped = before - batch.len();
+    if skipped > 0 {
+        metrics::counter!("hookinbox_commit_abandoned_ops_total").increment(skipped as u64);
     }
 }
 
@@ -218,6 +243,7 @@ fn commit(
     // Bodies first: if they cannot be made durable the transaction is
     // dropped (rolled back) and every caller gets 503.
     payloads.flush(Instant::now())?;
+    commit_stall::wait_while_armed();
     Ok(tx.commit()?)
 }
 
@@ -227,6 +253,21 @@ mod tests {
 
     fn op(weight: usize) -> (Box<dyn WriteOp>, oneshot::Receiver<Result<(), StoreError>>) {
         TxOp::boxed(weight, |_: &Connection, _: &mut PayloadLog| Ok(()))
+    }
+
+    #[test]
+    fn ops_whose_callers_stopped_waiting_are_skipped() {
+        let (waited_for, mut answer) = op(10);
+        let (given_up, gone) = op(10);
+        drop(gone);
+        let mut batch = vec![given_up, waited_for];
+        skip_abandoned(&mut batch);
+        assert_eq!(batch.len(), 1);
+        batch.remove(0).finish(Ok(()));
+        assert!(
+            answer.try_recv().is_ok(),
+            "the op still waited for is the one kept"
+        );
     }
 
     #[test]
