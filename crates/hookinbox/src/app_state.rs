@@ -16,4 +16,9 @@ pub struct AppState {
     pub body_read_timeout: Duration,
     /// Bounds the log lines of refused requests.
     pub refusals: Arc<RefusalLog>,
+    /// Longest a request waits for its commit before it is answered 503.
+    pub commit_timeout: Duration,
+    /// Bounds the log lines of requests refused for storage trouble, apart
+    /// from `refusals` so a flood of forged requests cannot hide them.
+    pub storage_refusals: Arc<RefusalLog>,
 }

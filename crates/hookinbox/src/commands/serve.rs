@@ -79,7 +79,15 @@ pub async fn run_with_handlers(
         storage = %config.storage.url
     );
 
-    serve_ingress(listener, endpoints, store, &config.server, stop_signal).await;
+    serve_ingress(
+        listener,
+        endpoints,
+        store,
+        &config.server,
+        config.storage.commit_timeout,
+        stop_signal,
+    )
+    .await;
     tracing::info!(message = "Stopped accepting; finishing deliveries in flight.");
     let _ = stop_workers.send(true);
     if let Some(mut delivery) = delivery {
@@ -101,13 +109,15 @@ pub fn announce(bound: SocketAddr) -> std::io::Result<()> {
 
 /// The public listener: the ingress router over `store`, with the
 /// configured HTTP limits, until `stop_signal` completes and the grace
-/// period for in-flight requests has passed. The benchmark baseline runs
-/// the same function with a store that keeps nothing.
+/// period for in-flight requests has passed; a commit that takes longer
+/// than `commit_timeout` is answered 503. The benchmark baseline runs the
+/// same function with a store that keeps nothing.
 pub async fn serve_ingress(
     listener: TcpListener,
     endpoints: Endpoints,
     store: Arc<dyn Store>,
     config: &ServerConfig,
+    commit_timeout: Duration,
     stop_signal: impl std::future::Future<Output = ()> + Send,
 ) {
     let state = AppState {
@@ -115,6 +125,8 @@ pub async fn serve_ingress(
         store,
         body_read_timeout: Duration::from_millis(config.body_read_timeout_ms),
         refusals: Arc::default(),
+        commit_timeout,
+        storage_refusals: Arc::default(),
     };
     let limits = HttpLimits {
         max_headers: config.max_headers,
