@@ -13,22 +13,6 @@ use support::*;
 
 const DEADLINE: Duration = Duration::from_millis(300);
 
-/// Sends `signed` again, as a provider retries, until it is 200; any answer
-/// but 503 on the way is a failure.
-async fn retry_until_accepted(client: &HttpClient, url: &str, signed: &Signed) -> Answer {
-    let give_up = Instant::now() + Duration::from_secs(10);
-    loop {
-        let answer = post(client, url, signed).await;
-        match answer.status {
-            200 => return answer,
-            503 if Instant::now() < give_up => {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            other => panic!("retry answered {other}: {:?}", answer.body),
-        }
-    }
-}
-
 fn rows_for(db: &std::path::Path, event_id: &str) -> usize {
     inbox_rows(db)
         .iter()
@@ -77,7 +61,7 @@ async fn a_stalled_commit_is_answered_503_within_the_deadline_and_stored_once_on
 
     std::fs::remove_file(&stall).unwrap();
     for (event_id, signed) in &refused {
-        let answer = retry_until_accepted(&client, &url, signed).await;
+        let answer = retry_until_accepted(&client, &url, signed, Duration::from_secs(10)).await;
         assert_eq!(answer.json()["accepted"], true, "{event_id}");
         assert_eq!(
             rows_for(&db, event_id),
