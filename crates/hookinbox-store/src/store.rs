@@ -15,6 +15,8 @@ pub trait Store: Send + Sync + 'static {
     /// UNIQUE(endpoint_id, provider_event_id), with one delivery row per
     /// target in the same transaction. Returns only after the commit that
     /// made it durable (or found it already durable) has returned.
+    /// Dropping the future (a deadline) leaves the outcome unknown, never
+    /// half-written: the event is committed whole or not at all.
     async fn accept(&self, event: NewEvent) -> Result<AcceptOutcome, StoreError>;
 
     /// Leases due deliveries of one target (see `LeaseParams`).

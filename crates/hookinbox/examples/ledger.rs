@@ -11,6 +11,8 @@
 //!   - 401 for a bad timestamp format, a timestamp outside ±300 s, or a bad signature;
 //!   - 400 for unparseable JSON, no `id`, or an amount that is not a positive integer;
 //!   - 409 when an id is reused with a different `{id, amount}`;
+//!   - 503 when the commit has not finished within 2 s (a stalled disk): the
+//!     outcome is unknown and the provider's retry is deduplicated;
 //!   - 200 `{"accepted":true,"duplicate":false|true}` otherwise.
 //! - Each event adds its `amount` to a running total exactly once: the event's
 //!   record and the total's update are one SQLite transaction.
@@ -22,6 +24,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -38,6 +41,11 @@ use hookinbox_verify::{
     adapter_for, AdapterSettings, Headers, Outcome, Reason, Request, SecretInput, Verifier,
 };
 use serde_json::json;
+
+/// Longest a request waits for its commit, as `storage.commit_timeout`
+/// does for `hookinbox serve`: a provider with a short timeout of its own
+/// should see a 503 it retries, not a hung request.
+const COMMIT_TIMEOUT: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Parser)]
 struct Args {
@@ -154,7 +162,13 @@ async fn webhook(State(ledger): State<Ledger>, headers: HeaderMap, body: Bytes) 
         amount,
         fail_after_record,
     });
-    match ledger.store.accept_and_handle(event, handler).await {
+    let accepted = tokio::time::timeout(
+        COMMIT_TIMEOUT,
+        ledger.store.accept_and_handle(event, handler),
+    )
+    .await;
+    match accepted.unwrap_or_else(|_| Err(StoreError::Unavailable("commit deadline passed".into())))
+    {
         Ok(AcceptOutcome::Inserted { .. }) => {
             Json(json!({"accepted": true, "duplicate": false})).into_response()
         }

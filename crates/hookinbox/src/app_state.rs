@@ -1,6 +1,7 @@
 //! What every request handler shares.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use hookinbox_store::Store;
 
@@ -28,4 +29,9 @@ pub struct AppState {
     pub trusted_proxies: Arc<TrustedProxies>,
     /// Bounds the log lines of refused requests.
     pub refusals: Arc<RefusalLog>,
+    /// Longest a request waits for its commit before it is answered 503.
+    pub commit_timeout: Duration,
+    /// Bounds the log lines of requests refused for storage trouble, apart
+    /// from `refusals` so a flood of forged requests cannot hide them.
+    pub storage_refusals: Arc<RefusalLog>,
 }

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -273,6 +274,13 @@ pub struct StorageConfig {
     /// Most events committed in one transaction.
     #[serde(default = "default_max_batch_events")]
     pub max_batch_events: usize,
+    /// Longest a request waits for its commit (queue included), as a
+    /// duration (`"2s"`, `"500ms"`). Past it the answer is 503 + `Retry-After`:
+    /// the outcome is unknown, and the provider's retry is deduplicated. A
+    /// frozen or very slow disk then looks to providers like an outage they
+    /// retry, not like a timeout of their own.
+    #[serde(default = "default_commit_timeout", with = "humantime_serde")]
+    pub commit_timeout: Duration,
 }
 
 fn default_storage_url() -> String {
@@ -287,6 +295,9 @@ fn default_queue_capacity() -> usize {
 fn default_max_batch_events() -> usize {
     512
 }
+fn default_commit_timeout() -> Duration {
+    Duration::from_secs(2)
+}
 
 impl Default for StorageConfig {
     fn default() -> Self {
@@ -295,6 +306,7 @@ impl Default for StorageConfig {
             busy_timeout_ms: default_busy_timeout_ms(),
             queue_capacity: default_queue_capacity(),
             max_batch_events: default_max_batch_events(),
+            commit_timeout: default_commit_timeout(),
         }
     }
 }
@@ -630,6 +642,12 @@ impl Config {
                 "queue_capacity and max_batch_events must be positive",
             ));
         }
+        if self.storage.commit_timeout.is_zero() {
+            return Err(ConfigError::invalid(
+                "storage.commit_timeout",
+                "must be longer than zero (it would refuse every event)",
+            ));
+        }
         Ok(())
     }
 }
@@ -694,6 +712,27 @@ mod tests {
         assert_eq!(parse_duration_ms("500ms"), Some(500));
         assert_eq!(parse_duration_ms("3 days"), None);
         assert_eq!(parse_duration_ms("0s"), None);
+    }
+
+    #[test]
+    fn commit_timeout_is_a_duration_with_a_2_s_default() {
+        assert_eq!(
+            parse(MINIMAL).unwrap().storage.commit_timeout,
+            Duration::from_secs(2)
+        );
+        let with = |value: &str| format!("[storage]\ncommit_timeout = {value}\n{MINIMAL}");
+        assert_eq!(
+            parse(&with("\"300ms\"")).unwrap().storage.commit_timeout,
+            Duration::from_millis(300)
+        );
+        let zero = parse(&with("\"0s\"")).unwrap_err().to_string();
+        assert!(zero.contains("storage.commit_timeout"), "{zero}");
+        let bad = parse(&with("\"soon\"")).unwrap_err().to_string();
+        // Parse errors point at the line (the field's), with serde's reason.
+        assert!(
+            bad.contains("line 2") && bad.contains("expected a duration"),
+            "{bad}"
+        );
     }
 
     #[test]

@@ -2,6 +2,10 @@
 //! point, the process aborts there (no destructors, no flush — as abrupt
 //! as `kill -9`). Unset in production, where each check is one load of a
 //! cached value.
+//!
+//! The store's writer has a stall point of its own, for the commit-deadline
+//! tests: `HOOKINBOX_FAILPOINT=stall_commit:PATH` holds every COMMIT while
+//! the file `PATH` exists (`hookinbox-store`, `sqlite/commit_stall.rs`).
 
 use std::sync::OnceLock;
 

@@ -1,12 +1,15 @@
 //! Storage that cannot be written answers 503 with Retry-After — never a
-//! 2xx — loses nothing already acknowledged, and recovers when space returns.
-//! The database lives on a tiny tmpfs that the test fills up (needs root to
-//! mount, as CI has; outside CI without root the test says so and returns).
+//! 2xx — for as long as it stays full, without a new payload segment file
+//! per attempt; it loses nothing already acknowledged, and recovers when
+//! space returns. The database lives on a tiny tmpfs that the test fills up
+//! (needs root to mount, as CI has; outside CI without root the test says
+//! so and returns).
 
 mod support;
 
 use std::path::Path;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use support::*;
 
@@ -43,6 +46,27 @@ impl Drop for Tmpfs<'_> {
     }
 }
 
+/// How long the disk stays full while requests keep arriving.
+const FULL_FOR: Duration = Duration::from_secs(10);
+/// A signed request every this often while the disk is full.
+const REQUEST_EVERY: Duration = Duration::from_millis(20);
+
+/// A body of about 60 KB: a handful fill the tmpfs.
+fn padded_body(id: &str) -> String {
+    let pad = "f".repeat(60_000);
+    format!(r#"{{"id":"{id}","pad":"{pad}"}}"#)
+}
+
+fn padded_event(id: &str) -> Signed {
+    lab_signed(padded_body(id), now())
+}
+
+fn assert_refused(answer: &Answer, id: &str) {
+    assert_eq!(answer.status, 503, "{id}: {:?}", answer.body);
+    assert_eq!(answer.error(), "unavailable", "{id}");
+    assert!(answer.headers.contains_key("retry-after"), "{id}");
+}
+
 #[tokio::test]
 async fn full_disk_answers_503_and_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -64,18 +88,11 @@ async fn full_disk_answers_503_and_loses_nothing() {
     let mut refused = None;
     for n in 0..200 {
         let id = format!("fill-{n}");
-        let pad = "f".repeat(60_000);
-        let answer = post(
-            &client,
-            &url,
-            &lab_signed(format!(r#"{{"id":"{id}","pad":"{pad}"}}"#), now()),
-        )
-        .await;
+        let answer = post(&client, &url, &padded_event(&id)).await;
         match answer.status {
             200 => acked.push(id),
             503 => {
-                assert_eq!(answer.error(), "unavailable");
-                assert!(answer.headers.contains_key("retry-after"));
+                assert_refused(&answer, &id);
                 refused = Some(id);
                 break;
             }
@@ -85,25 +102,55 @@ async fn full_disk_answers_503_and_loses_nothing() {
     let refused = refused.expect("the disk never filled up");
     assert!(!acked.is_empty());
 
-    // Space comes back: the provider's retry of the refused event succeeds.
+    // The disk stays full while the provider keeps sending: every answer is
+    // 503, and the payload log does not create a file per attempt (it did:
+    // 2,477 files in 12 s).
+    let segments_when_full = payload_log_segments(&db);
+    let full_since = Instant::now();
+    let mut every = tokio::time::interval(REQUEST_EVERY);
+    let mut sent_while_full = Vec::new();
+    while full_since.elapsed() < FULL_FOR {
+        every.tick().await;
+        let id = format!("while-full-{}", sent_while_full.len());
+        assert_refused(&post(&client, &url, &padded_event(&id)).await, &id);
+        sent_while_full.push(id);
+    }
+    let new_segments = payload_log_segments(&db) - segments_when_full;
+    assert!(
+        new_segments < 10,
+        "{new_segments} new segment files for {} requests on a full disk",
+        sent_while_full.len()
+    );
+
+    // Space comes back: the provider's retry of the refused event succeeds
+    // once the payload log's pause after its last failure (at most 1 s) ends.
     tmpfs.resize("64m");
-    let pad = "f".repeat(60_000);
-    let retry = lab_signed(format!(r#"{{"id":"{refused}","pad":"{pad}"}}"#), now());
-    let answer = post(&client, &url, &retry).await;
-    assert_eq!(answer.status, 200, "{:?}", answer.body);
+    let answer = retry_until_accepted(
+        &client,
+        &url,
+        &padded_event(&refused),
+        Duration::from_secs(5),
+    )
+    .await;
     assert_eq!(
         answer.json()["duplicate"],
         false,
         "the refused event had not been stored"
     );
+    let after = "after-space-returned";
+    let answer = post(&client, &url, &padded_event(after)).await;
+    assert_eq!(answer.status, 200, "{:?}", answer.body);
 
     let rows = inbox_rows(&db);
     let stored: Vec<String> = rows.iter().map(|r| r.2.clone()).collect();
     for id in &acked {
         assert!(stored.contains(id), "acknowledged {id} is missing");
     }
-    assert_eq!(stored.len(), acked.len() + 1);
-    // Every stored body is intact, including those around the failed write.
+    for id in &sent_while_full {
+        assert!(!stored.contains(id), "{id} was refused, yet stored");
+    }
+    assert_eq!(stored.len(), acked.len() + 2);
+    // Every stored body is intact, including those around the failed writes.
     let reader = hookinbox_store::SqliteReader::open(&db).unwrap();
     for (inbox_id, _, event_id) in &rows {
         let body = reader
@@ -112,8 +159,11 @@ async fn full_disk_answers_503_and_loses_nothing() {
             .unwrap()
             .payload
             .unwrap();
-        let expected = format!(r#"{{"id":"{event_id}","pad":"{pad}"}}"#);
-        assert_eq!(body, expected.as_bytes(), "the body of {event_id}");
+        assert_eq!(
+            body,
+            padded_body(event_id).as_bytes(),
+            "the body of {event_id}"
+        );
     }
     drop(server);
 }

@@ -10,13 +10,25 @@
 //!
 //! Bodies go to the payload log (see `payload_log`): reserved while the ops
 //! run, written and synced just before the COMMIT, so a committed row never
-//! references bytes that are not durable.
+//! references bytes that are not durable. After a failed payload write the
+//! log rests for a short, growing pause (`write_backoff`): ops with bodies
+//! are answered `Unavailable` at once, without touching the disk, while
+//! body-less ops (leases, settlements) still commit.
+//!
+//! A caller may stop waiting (its commit deadline passed, its client went
+//! away). An op whose caller is gone before its batch starts is skipped:
+//! nobody would hear its answer, and after a stalled disk recovers the
+//! writer then works only for callers still waiting. An op already in a
+//! batch commits or not with it; its caller was answered 503 (outcome
+//! unknown), and the provider's retry finds it as a duplicate or inserts it.
 
 use std::sync::mpsc::{Receiver, TryRecvError};
+use std::time::Instant;
 
 use rusqlite::{Connection, TransactionBehavior};
 use tokio::sync::oneshot;
 
+use super::commit_stall;
 use super::payload_log::PayloadLog;
 use crate::StoreError;
 
@@ -29,6 +41,8 @@ pub(crate) trait WriteOp: Send {
     fn apply(&mut self, conn: &Connection, payloads: &mut PayloadLog) -> Result<(), OpError>;
     /// Answers the caller once the batch's fate is known.
     fn finish(self: Box<Self>, outcome: Result<(), StoreError>);
+    /// The caller stopped waiting for the answer: the op need not run.
+    fn abandoned(&self) -> bool;
 }
 
 /// A write op built from a closure; its result is sent after the commit.
@@ -92,6 +106,10 @@ where
         // committed stays committed and a retry finds it.
         let _ = self.reply.send(answer);
     }
+
+    fn abandoned(&self) -> bool {
+        self.reply.is_closed()
+    }
 }
 
 /// Why one op failed inside its savepoint.
@@ -142,7 +160,14 @@ pub(crate) fn run(
                 Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
             }
         }
-        let started = std::time::Instant::now();
+        skip_abandoned(&mut batch);
+        if !payloads.accepts_bodies(Instant::now()) {
+            batch = refuse_ops_with_bodies(batch);
+        }
+        if batch.is_empty() {
+            continue;
+        }
+        let started = Instant::now();
         let committed = commit(&mut conn, &mut payloads, &mut batch);
         metrics::histogram!("hookinbox_commit_duration_seconds")
             .record(started.elapsed().as_secs_f64());
@@ -163,6 +188,30 @@ pub(crate) fn run(
     }
 }
 
+/// Drops the ops whose callers stopped waiting (see the module doc).
+fn skip_abandoned(batch: &mut Vec<Box<dyn WriteOp>>) {
+    let before = batch.len();
+    batch.retain(|op| !op.abandoned());
+    let skipped = before - batch.len();
+    if skipped > 0 {
+        metrics::counter!("hookinbox_commit_abandoned_ops_total").increment(skipped as u64);
+    }
+}
+
+/// The payload log is resting after a failed write: ops with bodies are
+/// answered now, the others go on to commit.
+fn refuse_ops_with_bodies(batch: Vec<Box<dyn WriteOp>>) -> Vec<Box<dyn WriteOp>> {
+    let (with_bodies, rest): (Vec<_>, Vec<_>) = batch.into_iter().partition(|op| op.weight() > 0);
+    metrics::counter!("hookinbox_payload_log_refused_ops_total")
+        .increment(with_bodies.len() as u64);
+    for op in with_bodies {
+        op.finish(Err(StoreError::Unavailable(
+            "payload log: resting after a failed write".into(),
+        )));
+    }
+    rest
+}
+
 /// Why a batch did not commit.
 #[derive(Debug, thiserror::Error)]
 enum CommitError {
@@ -177,7 +226,7 @@ fn commit(
     payloads: &mut PayloadLog,
     batch: &mut [Box<dyn WriteOp>],
 ) -> Result<(), CommitError> {
-    payloads.prepare_batch(batch.iter().any(|op| op.weight() > 0))?;
+    payloads.prepare_batch(batch.iter().any(|op| op.weight() > 0), Instant::now())?;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     for op in batch.iter_mut() {
         // A savepoint per op, with cached statements (rusqlite's
@@ -193,6 +242,48 @@ fn commit(
     }
     // Bodies first: if they cannot be made durable the transaction is
     // dropped (rolled back) and every caller gets 503.
-    payloads.flush()?;
+    payloads.flush(Instant::now())?;
+    commit_stall::wait_while_armed();
     Ok(tx.commit()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(weight: usize) -> (Box<dyn WriteOp>, oneshot::Receiver<Result<(), StoreError>>) {
+        TxOp::boxed(weight, |_: &Connection, _: &mut PayloadLog| Ok(()))
+    }
+
+    #[test]
+    fn ops_whose_callers_stopped_waiting_are_skipped() {
+        let (waited_for, mut answer) = op(10);
+        let (given_up, gone) = op(10);
+        drop(gone);
+        let mut batch = vec![given_up, waited_for];
+        skip_abandoned(&mut batch);
+        assert_eq!(batch.len(), 1);
+        batch.remove(0).finish(Ok(()));
+        assert!(
+            answer.try_recv().is_ok(),
+            "the op still waited for is the one kept"
+        );
+    }
+
+    #[test]
+    fn while_the_payload_log_rests_only_ops_with_bodies_are_refused() {
+        let (with_body, mut refused) = op(10);
+        let (without_body, mut waiting) = op(0);
+        let rest = refuse_ops_with_bodies(vec![with_body, without_body]);
+        assert!(matches!(
+            refused.try_recv(),
+            Ok(Err(StoreError::Unavailable(_)))
+        ));
+        assert_eq!(rest.len(), 1);
+        assert_eq!(rest[0].weight(), 0);
+        assert!(
+            waiting.try_recv().is_err(),
+            "the body-less op is still to be committed"
+        );
+    }
 }

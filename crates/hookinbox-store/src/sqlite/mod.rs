@@ -4,11 +4,13 @@
 
 mod accept;
 mod checkpointer;
+mod commit_stall;
 mod group_commit;
 mod outbox;
 mod payload_log;
 mod reader;
 mod schema;
+mod write_backoff;
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, SyncSender, TrySendError};
@@ -183,6 +185,12 @@ impl SqliteStore {
     /// Accepts an event and, if it is new, applies `handler` to it in the
     /// same transaction, marking it PROCESSED: both commit or neither does.
     /// Duplicates and conflicts do not run the handler.
+    ///
+    /// For a deadline, wrap the call in `tokio::time::timeout`: dropping
+    /// the future is safe. An op still queued then is skipped; one already
+    /// in a batch commits or not with it, so the outcome is unknown and the
+    /// caller answers as for any storage error (the retry is deduplicated).
+    /// A handler that is already running is not interrupted.
     pub async fn accept_and_handle(
         &self,
         event: NewEvent,

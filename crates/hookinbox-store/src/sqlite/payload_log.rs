@@ -20,6 +20,13 @@
 //! when a batch has bodies to write, so processes that share the database
 //! but never accept events (`hookinbox work`, the CLI) create none, and two
 //! writers can never end up appending to the same file.
+//!
+//! A failing disk (full, or returning I/O errors) must not cost a file per
+//! attempt: a segment that nothing durable is in yet is reused for the next
+//! attempt, from offset 0; only a segment that already holds bodies of
+//! earlier batches is left, once (see [`PayloadLog::prepare_batch`]). After
+//! a failure the log also rests for a growing pause (`write_backoff`), in
+//! which batches with bodies are refused without touching the disk.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -27,8 +34,11 @@ use std::io::{IoSlice, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use bytes::Bytes;
+
+use super::write_backoff::WriteBackoff;
 
 /// A new segment is started at the first batch boundary past this size.
 const SEGMENT_BYTES: u64 = 64 << 20;
@@ -60,16 +70,24 @@ pub(crate) struct PayloadLog {
     /// first batch with bodies is prepared.
     segment: i64,
     file: Option<File>,
+    /// The segment's directory entry has been synced: until then a crash
+    /// could lose the file's name, so no batch is written to it.
+    name_durable: bool,
     /// Bytes of the current segment already written and synced.
     durable_len: u64,
     /// Bodies reserved in the current batch, in offset order.
     pending: Vec<Bytes>,
     pending_len: u64,
     segment_bytes: u64,
-    /// A write or sync of this segment failed: after a failed fsync the
-    /// kernel may have dropped the dirty pages, so the next batch goes to a
-    /// new segment rather than trusting this file again.
+    /// A write or sync of this segment failed; the next batch decides
+    /// whether the segment can be reused ([`PayloadLog::prepare_batch`]).
     failed: bool,
+    /// Rests the disk after a failed write, create or sync.
+    backoff: WriteBackoff,
+    /// Tests: every write fails as on a full disk, after the bytes reached
+    /// the file (the worst case: a partial write, then a failed fsync).
+    #[cfg(test)]
+    disk_full: bool,
 }
 
 /// A point in the current batch to roll back to (see [`PayloadLog::mark`]).
@@ -97,12 +115,23 @@ impl PayloadLog {
             dir: dir.to_owned(),
             segment: highest_segment(dir)? + 1,
             file: None,
+            name_durable: false,
             durable_len: 0,
             pending: Vec::new(),
             pending_len: 0,
             segment_bytes,
             failed: false,
+            backoff: WriteBackoff::default(),
+            #[cfg(test)]
+            disk_full: false,
         })
+    }
+
+    /// Whether a batch with bodies may be written at `now`: `false` for a
+    /// while after a failed write, create or sync. The writer refuses such
+    /// batches (503) without calling [`PayloadLog::prepare_batch`].
+    pub(crate) fn accepts_bodies(&self, now: Instant) -> bool {
+        self.backoff.allows(now)
     }
 
     /// Reserves space for `body` in this batch; it is written by the next
@@ -135,8 +164,10 @@ impl PayloadLog {
 
     /// Writes the batch's bodies at the end of the segment and syncs them.
     /// On error nothing of the batch counts as written (no committed row
-    /// will point at it), and the next batch starts a new segment.
-    pub(crate) fn flush(&mut self) -> std::io::Result<()> {
+    /// will point at it), and the next batch decides where to write
+    /// ([`PayloadLog::prepare_batch`]). `now`: when the write ended, to
+    /// start the pause after a failure.
+    pub(crate) fn flush(&mut self, now: Instant) -> std::io::Result<()> {
         if self.pending_len == 0 {
             // Nothing, or only empty bodies: no write, no sync.
             self.pending.clear();
@@ -148,8 +179,10 @@ impl PayloadLog {
         self.pending_len = 0;
         if let Err(error) = written {
             self.failed = true;
+            self.backoff.failed(now);
             return Err(error);
         }
+        self.backoff.succeeded();
         self.durable_len += batch_bytes;
         Ok(())
     }
@@ -170,33 +203,90 @@ impl PayloadLog {
             }
             IoSlice::advance_slices(&mut remaining, n);
         }
+        #[cfg(test)]
+        if self.disk_full {
+            return Err(std::io::ErrorKind::StorageFull.into());
+        }
         file.sync_data()
     }
 
     /// Called before each batch: moves on to a new segment once this one is
-    /// full or after a failed write, and creates the segment's file when the
-    /// batch has bodies (`with_bodies`). An error here (disk still full)
-    /// fails the batch, and the next batch tries again.
-    pub(crate) fn prepare_batch(&mut self, with_bodies: bool) -> std::io::Result<()> {
+    /// full, decides where to write after a failed write, and creates the
+    /// segment's file when the batch has bodies (`with_bodies`). An error
+    /// here (disk still full) fails the batch and starts a pause; a later
+    /// batch tries the same segment number again.
+    pub(crate) fn prepare_batch(&mut self, with_bodies: bool, now: Instant) -> std::io::Result<()> {
         self.pending.clear();
         self.pending_len = 0;
-        if (self.failed || self.durable_len >= self.segment_bytes) && self.file.take().is_some() {
+        if self.failed {
+            self.failed = false;
+            self.recover_from_failed_write();
+        } else if self.durable_len >= self.segment_bytes {
+            self.leave_segment();
+        }
+        if with_bodies {
+            self.create_segment_file()
+                .inspect_err(|_| self.backoff.failed(now))?;
+        }
+        Ok(())
+    }
+
+    /// After a failed write or sync. First the segment is cut back to its
+    /// durable length: the failed batch's bytes are referenced by no row,
+    /// and on a full disk they hold the space the retry needs (best effort:
+    /// if this fails too, nothing reads past a referenced range, and a
+    /// reused segment's next write overwrites them).
+    ///
+    /// A segment that holds bodies of earlier batches (committed rows may
+    /// point at them) is then left: after a failed fsync the kernel may have
+    /// marked the dirty pages clean without writing them, so this file is
+    /// not trusted with more bytes. It is left once; if the failures go on,
+    /// the next segment holds nothing durable and is reused.
+    ///
+    /// A segment with nothing durable in it is reused from offset 0: no row
+    /// references any of it, and the next write dirties every page it
+    /// covers again, so its fsync writes them all. Moving on to a new file
+    /// instead is what made a full disk fill its directory with one empty
+    /// segment per failed commit.
+    fn recover_from_failed_write(&mut self) {
+        if let Some(file) = &self.file {
+            let _ = file.set_len(self.durable_len);
+        }
+        if self.durable_len > 0 {
+            self.leave_segment();
+        }
+    }
+
+    /// Closes the current segment; the next batch with bodies creates the
+    /// one after it.
+    fn leave_segment(&mut self) {
+        if self.file.take().is_some() {
             self.segment += 1;
             self.durable_len = 0;
         }
-        self.failed = false;
-        if with_bodies && self.file.is_none() {
+    }
+
+    /// Makes sure the current segment's file exists and its name is
+    /// durable. A failure keeps what was done: a file created but not yet
+    /// synced into its directory is synced by the next attempt rather than
+    /// left behind for a new number.
+    fn create_segment_file(&mut self) -> std::io::Result<()> {
+        if self.file.is_none() {
             let (segment, file) = create_segment(&self.dir, self.segment)?;
             self.segment = segment;
             self.file = Some(file);
+            self.name_durable = false;
+        }
+        if !self.name_durable {
+            sync_directory(&self.dir)?;
+            self.name_durable = true;
         }
         Ok(())
     }
 }
 
 /// Creates a new, empty segment numbered `from` or the first free number
-/// after it (another process, or an earlier failed attempt, may hold
-/// `from`), and makes its name durable.
+/// after it (another process may hold `from`). Its name is not yet durable.
 fn create_segment(dir: &Path, from: i64) -> std::io::Result<(i64, File)> {
     let mut segment = from;
     loop {
@@ -205,10 +295,7 @@ fn create_segment(dir: &Path, from: i64) -> std::io::Result<(i64, File)> {
             .create_new(true)
             .open(segment_path(dir, segment))
         {
-            Ok(file) => {
-                sync_directory(dir)?;
-                return Ok((segment, file));
-            }
+            Ok(file) => return Ok((segment, file)),
             Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => segment += 1,
             Err(error) => return Err(error),
         }
@@ -322,12 +409,12 @@ mod tests {
     fn flushed_bodies_read_back_at_their_references() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = PayloadLog::open(dir.path()).unwrap();
-        log.prepare_batch(true).unwrap();
+        log.prepare_batch(true, Instant::now()).unwrap();
         let a = log.reserve(&body("first"));
         let b = log.reserve(&body("second body"));
-        log.flush().unwrap();
+        log.flush(Instant::now()).unwrap();
         let c = log.reserve(&body("third"));
-        log.flush().unwrap();
+        log.flush(Instant::now()).unwrap();
         assert_eq!((a.offset, b.offset, c.offset), (0, 5, 16));
         let files = PayloadFiles::new(dir.path().to_owned());
         assert_eq!(files.read(a).unwrap(), body("first"));
@@ -339,13 +426,13 @@ mod tests {
     fn rolled_back_reservations_are_not_written_and_their_space_is_reused() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = PayloadLog::open(dir.path()).unwrap();
-        log.prepare_batch(true).unwrap();
+        log.prepare_batch(true, Instant::now()).unwrap();
         let kept = log.reserve(&body("kept"));
         let mark = log.mark();
         log.reserve(&body("duplicate, not written"));
         log.rollback_to(mark);
         let next = log.reserve(&body("next"));
-        log.flush().unwrap();
+        log.flush(Instant::now()).unwrap();
         assert_eq!(next.offset, 4);
         let written = std::fs::read(segment_path(dir.path(), kept.segment)).unwrap();
         assert_eq!(written, b"keptnext");
@@ -356,18 +443,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let first = {
             let mut log = PayloadLog::open(dir.path()).unwrap();
-            log.prepare_batch(true).unwrap();
+            log.prepare_batch(true, Instant::now()).unwrap();
             let reference = log.reserve(&body("before restart"));
-            log.flush().unwrap();
+            log.flush(Instant::now()).unwrap();
             // Bytes reserved but never flushed (a crash before COMMIT) are
             // simply absent.
             log.reserve(&body("lost"));
             reference
         };
         let mut log = PayloadLog::open(dir.path()).unwrap();
-        log.prepare_batch(true).unwrap();
+        log.prepare_batch(true, Instant::now()).unwrap();
         let second = log.reserve(&body("after"));
-        log.flush().unwrap();
+        log.flush(Instant::now()).unwrap();
         assert_eq!((first.segment, second.segment), (1, 2));
         let files = PayloadFiles::new(dir.path().to_owned());
         assert_eq!(files.read(first).unwrap(), body("before restart"));
@@ -378,12 +465,12 @@ mod tests {
     fn a_full_segment_is_followed_by_a_new_one_at_a_batch_boundary() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = PayloadLog::open_with_segment_bytes(dir.path(), 8).unwrap();
-        log.prepare_batch(true).unwrap();
+        log.prepare_batch(true, Instant::now()).unwrap();
         let a = log.reserve(&body("0123456789"));
-        log.flush().unwrap();
-        log.prepare_batch(true).unwrap();
+        log.flush(Instant::now()).unwrap();
+        log.prepare_batch(true, Instant::now()).unwrap();
         let b = log.reserve(&body("abc"));
-        log.flush().unwrap();
+        log.flush(Instant::now()).unwrap();
         assert_eq!((a.segment, a.offset), (1, 0));
         assert_eq!((b.segment, b.offset), (2, 0));
         let files = PayloadFiles::new(dir.path().to_owned());
@@ -398,12 +485,12 @@ mod tests {
         // started together would.
         let mut first = PayloadLog::open(dir.path()).unwrap();
         let mut second = PayloadLog::open(dir.path()).unwrap();
-        first.prepare_batch(true).unwrap();
-        second.prepare_batch(true).unwrap();
+        first.prepare_batch(true, Instant::now()).unwrap();
+        second.prepare_batch(true, Instant::now()).unwrap();
         let a = first.reserve(&body("from the first"));
         let b = second.reserve(&body("from the second"));
-        first.flush().unwrap();
-        second.flush().unwrap();
+        first.flush(Instant::now()).unwrap();
+        second.flush(Instant::now()).unwrap();
         assert_ne!(a.segment, b.segment);
         let files = PayloadFiles::new(dir.path().to_owned());
         assert_eq!(files.read(a).unwrap(), body("from the first"));
@@ -414,21 +501,159 @@ mod tests {
     fn a_log_that_writes_no_bodies_creates_no_segment() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = PayloadLog::open(dir.path()).unwrap();
-        log.prepare_batch(false).unwrap();
+        log.prepare_batch(false, Instant::now()).unwrap();
         let empty = log.reserve(&Bytes::new());
-        log.flush().unwrap();
+        log.flush(Instant::now()).unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         let files = PayloadFiles::new(dir.path().to_owned());
         assert_eq!(files.read(empty).unwrap(), Bytes::new());
+    }
+
+    fn segment_files(dir: &Path) -> Vec<i64> {
+        let mut numbers: Vec<i64> = segments(dir).unwrap().iter().map(|(n, _)| *n).collect();
+        numbers.sort_unstable();
+        numbers
+    }
+
+    /// One batch of one body on a full disk: it must fail.
+    fn fail_one_batch(log: &mut PayloadLog, text: &str) {
+        log.prepare_batch(true, Instant::now()).unwrap();
+        log.reserve(&body(text));
+        assert!(
+            log.flush(Instant::now()).is_err(),
+            "a write on a full disk succeeded"
+        );
+    }
+
+    #[test]
+    fn a_new_segment_is_reused_while_its_writes_fail() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = PayloadLog::open(dir.path()).unwrap();
+        log.disk_full = true;
+        for attempt in 0..5 {
+            fail_one_batch(&mut log, &format!("attempt {attempt} that never lands"));
+        }
+        assert_eq!(
+            segment_files(dir.path()),
+            [1],
+            "one file for all the failed attempts"
+        );
+
+        log.disk_full = false;
+        log.prepare_batch(true, Instant::now()).unwrap();
+        let landed = log.reserve(&body("landed"));
+        log.flush(Instant::now()).unwrap();
+        assert_eq!((landed.segment, landed.offset), (1, 0));
+        // The failed attempts' bytes were cut away, not left before or after it.
+        assert_eq!(
+            std::fs::read(segment_path(dir.path(), 1)).unwrap(),
+            b"landed"
+        );
+        let files = PayloadFiles::new(dir.path().to_owned());
+        assert_eq!(files.read(landed).unwrap(), body("landed"));
+    }
+
+    #[test]
+    fn a_segment_holding_committed_bodies_is_left_once_then_the_next_is_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = PayloadLog::open(dir.path()).unwrap();
+        log.prepare_batch(true, Instant::now()).unwrap();
+        let committed = log.reserve(&body("committed"));
+        log.flush(Instant::now()).unwrap();
+
+        log.disk_full = true;
+        for attempt in 0..5 {
+            fail_one_batch(&mut log, &format!("attempt {attempt}"));
+        }
+        // Segment 1 is not written after its failed sync; segment 2 takes
+        // every later attempt.
+        assert_eq!(segment_files(dir.path()), [1, 2]);
+        assert_eq!(
+            std::fs::read(segment_path(dir.path(), 1)).unwrap(),
+            b"committed",
+            "the failed batch's tail is cut back, the committed body kept"
+        );
+
+        log.disk_full = false;
+        log.prepare_batch(true, Instant::now()).unwrap();
+        let after = log.reserve(&body("after"));
+        log.flush(Instant::now()).unwrap();
+        assert_eq!((after.segment, after.offset), (2, 0));
+        assert_eq!(segment_files(dir.path()), [1, 2]);
+        let files = PayloadFiles::new(dir.path().to_owned());
+        assert_eq!(files.read(committed).unwrap(), body("committed"));
+        assert_eq!(files.read(after).unwrap(), body("after"));
+    }
+
+    #[test]
+    fn a_failure_in_a_reused_segment_after_a_success_leaves_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = PayloadLog::open(dir.path()).unwrap();
+        log.disk_full = true;
+        fail_one_batch(&mut log, "lost");
+        log.disk_full = false;
+        log.prepare_batch(true, Instant::now()).unwrap();
+        let kept = log.reserve(&body("kept"));
+        log.flush(Instant::now()).unwrap();
+        // Segment 1 now holds a durable body: the next failure leaves it.
+        log.disk_full = true;
+        fail_one_batch(&mut log, "lost again");
+        log.disk_full = false;
+        log.prepare_batch(true, Instant::now()).unwrap();
+        let next = log.reserve(&body("next"));
+        log.flush(Instant::now()).unwrap();
+        assert_eq!((kept.segment, next.segment), (1, 2));
+        let files = PayloadFiles::new(dir.path().to_owned());
+        assert_eq!(files.read(kept).unwrap(), body("kept"));
+        assert_eq!(files.read(next).unwrap(), body("next"));
+    }
+
+    #[test]
+    fn after_a_failed_write_bodies_are_refused_for_a_pause_until_a_write_succeeds() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = PayloadLog::open(dir.path()).unwrap();
+        let failed_at = Instant::now();
+        log.prepare_batch(true, failed_at).unwrap();
+        log.disk_full = true;
+        log.reserve(&body("refused"));
+        log.flush(failed_at).unwrap_err();
+        assert!(!log.accepts_bodies(failed_at));
+        let later = failed_at + std::time::Duration::from_secs(1);
+        assert!(log.accepts_bodies(later));
+
+        log.disk_full = false;
+        log.prepare_batch(true, later).unwrap();
+        log.reserve(&body("landed"));
+        log.flush(later).unwrap();
+        assert!(log.accepts_bodies(later), "a success ends the pause");
+    }
+
+    #[test]
+    fn a_segment_that_cannot_be_created_pauses_bodies_and_keeps_its_number() {
+        let dir = tempfile::tempdir().unwrap();
+        let log_dir = dir.path().join("payloads");
+        let mut log = PayloadLog::open(&log_dir).unwrap();
+        std::fs::remove_dir(&log_dir).unwrap();
+        let failed_at = Instant::now();
+        log.prepare_batch(true, failed_at).unwrap_err();
+        assert!(!log.accepts_bodies(failed_at));
+
+        std::fs::create_dir(&log_dir).unwrap();
+        let later = failed_at + std::time::Duration::from_secs(1);
+        log.prepare_batch(true, later).unwrap();
+        let landed = log.reserve(&body("landed"));
+        log.flush(later).unwrap();
+        assert_eq!(landed.segment, 1);
+        assert_eq!(segment_files(&log_dir), [1]);
     }
 
     #[test]
     fn reading_past_the_written_end_is_an_error_not_zeros() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = PayloadLog::open(dir.path()).unwrap();
-        log.prepare_batch(true).unwrap();
+        log.prepare_batch(true, Instant::now()).unwrap();
         let mut reference = log.reserve(&body("short"));
-        log.flush().unwrap();
+        log.flush(Instant::now()).unwrap();
         reference.len = 100;
         let files = PayloadFiles::new(dir.path().to_owned());
         assert!(files.read(reference).is_err());

@@ -84,7 +84,15 @@ pub async fn run_with_handlers(
         storage = %config.storage.url
     );
 
-    serve_ingress(listener, endpoints, store, &config.server, stop_signal).await;
+    serve_ingress(
+        listener,
+        endpoints,
+        store,
+        &config.server,
+        config.storage.commit_timeout,
+        stop_signal,
+    )
+    .await;
     tracing::info!(message = "Stopped accepting; finishing deliveries in flight.");
     let _ = stop_workers.send(true);
     if let Some(mut delivery) = delivery {
@@ -106,13 +114,15 @@ pub fn announce(bound: SocketAddr) -> std::io::Result<()> {
 
 /// The public listener: the ingress router over `store`, with the
 /// configured HTTP limits, until `stop_signal` completes and the grace
-/// period for in-flight requests has passed. The benchmark baseline runs
-/// the same function with a store that keeps nothing.
+/// period for in-flight requests has passed; a commit that takes longer
+/// than `commit_timeout` is answered 503. The benchmark baseline runs the
+/// same function with a store that keeps nothing.
 pub async fn serve_ingress(
     listener: TcpListener,
     endpoints: Endpoints,
     store: Arc<dyn Store>,
     config: &ServerConfig,
+    commit_timeout: Duration,
     stop_signal: impl std::future::Future<Output = ()> + Send,
 ) {
     let state = AppState {
@@ -143,6 +153,8 @@ pub async fn serve_ingress(
             TrustedProxies::parse(&config.trusted_proxies).unwrap_or_default(),
         ),
         refusals: Arc::default(),
+        commit_timeout,
+        storage_refusals: Arc::default(),
     };
     let limits = HttpLimits {
         listener: "public",

@@ -1,6 +1,7 @@
 //! `POST /hooks/{endpoint_id}`: the ingress pipeline of DESIGN.md §1, in its
 //! exact order. Nothing from a request is stored or logged before it is
-//! verified, and the 2xx is sent only after the commit returned.
+//! verified, and the 2xx is sent only after the commit returned — within
+//! `storage.commit_timeout`, or the answer is 503.
 
 use std::sync::Arc;
 
@@ -20,12 +21,16 @@ use crate::app_state::AppState;
 use crate::clock;
 use crate::endpoint::Endpoint;
 use crate::failpoint::Failpoint;
-use crate::telemetry::{IngressOutcome, SecretVersionMatched};
+use crate::telemetry::{CommitFailed, CommitTimedOut, IngressOutcome, SecretVersionMatched};
 
 /// Bodies at least this large are verified on the blocking pool, so an HMAC
 /// over up to the body limit never stalls the async workers; smaller ones are
 /// cheaper to verify in place than to hand over.
 const BLOCKING_VERIFY_THRESHOLD: usize = 32 * 1024;
+
+/// `Retry-After` when storage is in trouble (failed or timed-out commit):
+/// a full or frozen disk seldom heals within a second.
+const STORAGE_RETRY_AFTER_SECONDS: u64 = 5;
 
 pub async fn receive(
     State(state): State<AppState>,
@@ -171,7 +176,25 @@ async fn pipeline(
         matched_secret_version,
         targets: endpoint.target_names(),
     };
-    let accepted = state.store.accept(event).await;
+    // Past the deadline the request stops waiting. Its op, if still queued,
+    // is skipped by the writer; if already in a batch, it commits or not
+    // with it. Either way this request has been answered 503 and never
+    // hears a 2xx, and the provider's retry finds the event as a duplicate
+    // or stores it.
+    let accepted = match tokio::time::timeout(state.commit_timeout, state.store.accept(event)).await
+    {
+        Ok(accepted) => accepted,
+        Err(_elapsed) => {
+            CommitTimedOut {
+                endpoint: &endpoint.id,
+                timeout: state.commit_timeout,
+            }
+            .emit(&state.storage_refusals);
+            return Err(Rejection::Unavailable {
+                retry_after_seconds: STORAGE_RETRY_AFTER_SECONDS,
+            });
+        }
+    };
     if accepted.is_ok() {
         Failpoint::AfterCommitBeforeResponse.hit();
     }
@@ -204,9 +227,13 @@ async fn pipeline(
         Err(error) => {
             let retry_after_seconds = match error {
                 StoreError::Overloaded => 1,
-                _ => 5,
+                _ => STORAGE_RETRY_AFTER_SECONDS,
             };
-            tracing::error!(message = "Could not commit an event; answered 503.", endpoint = %endpoint.id, %error);
+            CommitFailed {
+                endpoint: &endpoint.id,
+                error: &error,
+            }
+            .emit(&state.storage_refusals);
             Err(Rejection::Unavailable {
                 retry_after_seconds,
             })

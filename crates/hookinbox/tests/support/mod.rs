@@ -554,14 +554,43 @@ pub async fn eventually(timeout: Duration, mut check: impl FnMut() -> bool) -> b
 /// Bytes in the payload log beside the database (all segments), as the
 /// store reports them.
 pub fn payload_log_bytes(db: &Path) -> u64 {
+    disk_usage(db).payload_log_bytes
+}
+
+/// Segment files in the payload log beside the database, as the store
+/// reports them.
+pub fn payload_log_segments(db: &Path) -> u64 {
+    disk_usage(db).payload_segments
+}
+
+fn disk_usage(db: &Path) -> hookinbox_store::DiskUsage {
     let stats = hookinbox_store::SqliteReader::open(db)
         .expect("open the database")
         .stats()
         .expect("stats");
-    stats
-        .disk
-        .expect("an embedded store reports its disk use")
-        .payload_log_bytes
+    stats.disk.expect("an embedded store reports its disk use")
+}
+
+/// Sends `signed` again, as a provider retries, until it is answered 200
+/// (returned) or `give_up_after` passes; any answer other than 503 on the
+/// way fails the test.
+pub async fn retry_until_accepted(
+    client: &HttpClient,
+    url: &str,
+    signed: &Signed,
+    give_up_after: Duration,
+) -> Answer {
+    let give_up = std::time::Instant::now() + give_up_after;
+    loop {
+        let answer = post(client, url, signed).await;
+        match answer.status {
+            200 => return answer,
+            503 if std::time::Instant::now() < give_up => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => panic!("retry answered {other}: {:?}", answer.body),
+        }
+    }
 }
 
 /// Inbox status by provider event id.
