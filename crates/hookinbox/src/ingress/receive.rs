@@ -129,6 +129,8 @@ async fn pipeline(
         audit_headers: audit_headers(&headers),
         matched_secret_version,
         targets: endpoint.target_names(),
+        unsigned_metadata: Default::default(),
+        fingerprint_window_ms: None,
     };
     let accepted = state.store.accept(event).await;
     if accepted.is_ok() {
