@@ -9,7 +9,7 @@ use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, Method, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use hookinbox_store::{AcceptOutcome, Fingerprint, NewEvent, StoreError};
+use hookinbox_store::{AcceptOutcome, Fingerprint, NewEvent, StoreError, UnsignedMetadata};
 use hookinbox_verify::{Failure, Headers, Outcome, Reply, Verified};
 
 use super::audit_headers::audit_headers;
@@ -90,6 +90,7 @@ async fn pipeline(
         fingerprint,
     } = checked;
     let matched_secret_version = verified.matched_secret_version().to_owned();
+    let unsigned = verified.unsigned_metadata();
     SecretVersionMatched {
         endpoint: &endpoint.id,
         version: &matched_secret_version,
@@ -129,8 +130,11 @@ async fn pipeline(
         audit_headers: audit_headers(&headers),
         matched_secret_version,
         targets: endpoint.target_names(),
-        unsigned_metadata: Default::default(),
-        fingerprint_window_ms: None,
+        unsigned_metadata: UnsignedMetadata {
+            event_id: unsigned.event_id,
+            event_type: unsigned.event_type,
+        },
+        fingerprint_window_ms: endpoint.fingerprint_window_ms(),
     };
     let accepted = state.store.accept(event).await;
     if accepted.is_ok() {
@@ -197,7 +201,7 @@ async fn verify(
         move || -> Result<CheckedRequest, Failure> {
             let request =
                 hookinbox_verify::Request::new(&headers, &body).with_query(query.as_deref());
-            let verified = endpoint.verifier.verify(&request, clock::unix_seconds())?;
+            let verified = endpoint.verify(&request, clock::unix_seconds())?;
             let fingerprint = Fingerprint::of(&body);
             Ok(CheckedRequest {
                 verified,
