@@ -1,4 +1,6 @@
-//! The inbox: one row per logical event, unique per (endpoint, provider event id).
+//! The inbox: one row per logical event, unique per (endpoint, provider event
+//! id) and, where that id is unsigned, per (endpoint, body fingerprint)
+//! within the provider's redelivery window.
 
 use bytes::Bytes;
 use sha2::Digest;
@@ -51,6 +53,49 @@ impl InboxStatus {
     }
 }
 
+/// Which metadata of an event came from request values no signature
+/// covers (an id or a type read from an unsigned header). Stored with the
+/// row (`inbox.unsigned_metadata`, e.g. `"event_id,event_type"`, NULL when
+/// everything was signed) and sent with its deliveries, so nobody downstream
+/// mistakes it for something the provider vouched for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UnsignedMetadata {
+    pub event_id: bool,
+    pub event_type: bool,
+}
+
+impl UnsignedMetadata {
+    /// The names of the unsigned fields, in a fixed order.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> {
+        [("event_id", self.event_id), ("event_type", self.event_type)]
+            .into_iter()
+            .filter_map(|(name, unsigned)| unsigned.then_some(name))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names().next().is_none()
+    }
+
+    /// The column value: the names joined by `,`, or NULL when every field
+    /// was signed.
+    pub fn to_column(&self) -> Option<String> {
+        (!self.is_empty()).then(|| self.names().collect::<Vec<_>>().join(","))
+    }
+
+    /// Reads the column value; names this build does not know are ignored.
+    pub fn from_column(value: Option<&str>) -> UnsignedMetadata {
+        let names: Vec<&str> = value
+            .unwrap_or_default()
+            .split(',')
+            .map(str::trim)
+            .collect();
+        UnsignedMetadata {
+            event_id: names.contains(&"event_id"),
+            event_type: names.contains(&"event_type"),
+        }
+    }
+}
+
 /// A verified event to accept.
 #[derive(Debug, Clone)]
 pub struct NewEvent {
@@ -73,6 +118,15 @@ pub struct NewEvent {
     pub matched_secret_version: String,
     /// The endpoint's targets: one delivery row each is inserted with a new event.
     pub targets: Vec<String>,
+    /// Metadata taken from unsigned request values, stored with the row.
+    pub unsigned_metadata: UnsignedMetadata,
+    /// Set when the event id is not covered by the signature, to the
+    /// provider's redelivery window in milliseconds: a row of the same
+    /// endpoint with the same body fingerprint received within it (and
+    /// itself stored with unsigned metadata) is this same event, re-sent
+    /// under another id. `None` when the id is signed: it alone says which
+    /// event this is, and two ids with one body are two events.
+    pub fingerprint_window_ms: Option<i64>,
 }
 
 /// A stored event as a delivery worker needs it.
@@ -89,6 +143,8 @@ pub struct StoredEvent {
     pub content_type: Option<String>,
     /// `None` once raw retention has purged it.
     pub payload: Option<Bytes>,
+    /// Which of the metadata above came from unsigned request values.
+    pub unsigned_metadata: UnsignedMetadata,
 }
 
 /// What accepting an event did.
@@ -96,8 +152,43 @@ pub struct StoredEvent {
 pub enum AcceptOutcome {
     /// A new row was committed.
     Inserted { id: String },
-    /// The same event (same id, same fingerprint) was already committed.
+    /// The same event was already committed: same id and fingerprint, or,
+    /// for an event whose id is unsigned, the same fingerprint within the
+    /// redelivery window (`NewEvent::fingerprint_window_ms`).
     Duplicate { id: String },
     /// The id is taken by an event with a different body; nothing changed.
     Conflict { id: String },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unsigned_metadata_column_round_trips() {
+        let both = UnsignedMetadata {
+            event_id: true,
+            event_type: true,
+        };
+        assert_eq!(both.to_column().as_deref(), Some("event_id,event_type"));
+        assert_eq!(
+            UnsignedMetadata::from_column(Some("event_id,event_type")),
+            both
+        );
+        let type_only = UnsignedMetadata {
+            event_id: false,
+            event_type: true,
+        };
+        assert_eq!(type_only.to_column().as_deref(), Some("event_type"));
+        assert_eq!(UnsignedMetadata::default().to_column(), None);
+        assert_eq!(
+            UnsignedMetadata::from_column(None),
+            UnsignedMetadata::default()
+        );
+        // A name a later build may add is ignored, not an error.
+        assert_eq!(
+            UnsignedMetadata::from_column(Some("event_type,object_id")),
+            type_only
+        );
+    }
 }

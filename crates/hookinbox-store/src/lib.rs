@@ -22,7 +22,7 @@ pub use delivery::{
 pub use error::StoreError;
 pub use event_view::{AttemptView, DeliveryView, EventDetail, EventFilter, EventSummary};
 pub use handler::{HandledEvent, HandlerError, SqliteHandler};
-pub use inbox::{AcceptOutcome, Fingerprint, InboxStatus, NewEvent, StoredEvent};
+pub use inbox::{AcceptOutcome, Fingerprint, InboxStatus, NewEvent, StoredEvent, UnsignedMetadata};
 pub use sqlite::{HandlerDelivery, SqliteOptions, SqliteReader, SqliteStore};
 pub use stats::{DiskUsage, Stats};
 pub use storage_url::StorageUrl;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use hookinbox_store::{
     AcceptOutcome, Fingerprint, LeaseParams, NewEvent, ReplaySelector, SettleRequest, Settlement,
-    SqliteOptions, SqliteStore, Store, StoreError,
+    SqliteOptions, SqliteStore, Store, StoreError, UnsignedMetadata,
 };
 
 /// A test factory: an event with defaults for everything a test does not care about.
@@ -25,7 +25,26 @@ fn event(endpoint: &str, id: &str, body: &'static [u8]) -> NewEvent {
         audit_headers: vec![("x-timestamp".into(), "1".into())],
         matched_secret_version: "1".into(),
         targets: vec![],
+        unsigned_metadata: UnsignedMetadata::default(),
+        fingerprint_window_ms: None,
     }
+}
+
+/// The redelivery window of the unsigned-id events below, in milliseconds.
+const WINDOW_MS: i64 = 3_600_000;
+
+/// An event whose id came from an unsigned header (as GitHub's delivery id
+/// does), received at `received_at_ms`, with one target `t`.
+fn unsigned_id_event(id: &str, body: &'static [u8], received_at_ms: i64) -> NewEvent {
+    let mut event = event("a", id, body);
+    event.unsigned_metadata = UnsignedMetadata {
+        event_id: true,
+        event_type: true,
+    };
+    event.fingerprint_window_ms = Some(WINDOW_MS);
+    event.received_at_ms = received_at_ms;
+    event.targets = vec!["t".into()];
+    event
 }
 
 /// An event with one target `t` and, when given, an object id and version.
@@ -113,6 +132,137 @@ async fn concurrent_copies_insert_exactly_once(store: Arc<dyn Store>) {
     assert_eq!(inserted, 1);
     assert_eq!(ids.len(), 1, "every copy must name the same inbox row");
     assert_eq!(store.stats().await.unwrap().total, 1);
+}
+
+async fn a_copy_under_a_new_unsigned_id_inside_the_window_is_the_same_event(store: Arc<dyn Store>) {
+    let t0 = 1_700_000_000_000;
+    let original = inserted(&store, unsigned_id_event("d-1", b"{\"push\":1}", t0)).await;
+    // The same body under a new delivery id, at the last millisecond of the window.
+    let copy = unsigned_id_event("d-2", b"{\"push\":1}", t0 + WINDOW_MS);
+    assert_eq!(
+        store.accept(copy).await.unwrap(),
+        AcceptOutcome::Duplicate {
+            id: original.clone()
+        }
+    );
+    assert_eq!(store.stats().await.unwrap().total, 1, "no second row");
+    let leased = store
+        .lease(lease_params("w", t0 + WINDOW_MS))
+        .await
+        .unwrap();
+    assert_eq!(leased.len(), 1, "no second delivery: {leased:?}");
+    assert_eq!(leased[0].inbox_id, original);
+    // The row says which metadata was unsigned.
+    let stored = store.load_event(&original).await.unwrap().unwrap();
+    assert_eq!(
+        stored.unsigned_metadata,
+        UnsignedMetadata {
+            event_id: true,
+            event_type: true
+        }
+    );
+}
+
+async fn a_copy_under_a_new_unsigned_id_after_the_window_is_a_new_event(store: Arc<dyn Store>) {
+    let t0 = 1_700_000_000_000;
+    let original = inserted(&store, unsigned_id_event("d-1", b"{\"push\":1}", t0)).await;
+    let later = inserted(
+        &store,
+        unsigned_id_event("d-2", b"{\"push\":1}", t0 + WINDOW_MS + 1),
+    )
+    .await;
+    assert_ne!(original, later);
+    assert_eq!(store.stats().await.unwrap().total, 2);
+}
+
+async fn the_event_id_is_checked_before_the_fingerprint(store: Arc<dyn Store>) {
+    let t0 = 1_700_000_000_000;
+    inserted(&store, unsigned_id_event("d-1", b"{\"a\":1}", t0)).await;
+    let second = inserted(&store, unsigned_id_event("d-2", b"{\"b\":1}", t0)).await;
+    // d-2 again, with d-1's body: the id is taken by another body, whatever
+    // the fingerprint also matches.
+    assert_eq!(
+        store
+            .accept(unsigned_id_event("d-2", b"{\"a\":1}", t0 + 1))
+            .await
+            .unwrap(),
+        AcceptOutcome::Conflict { id: second.clone() }
+    );
+    // And d-2 with its own body is an ordinary duplicate.
+    assert_eq!(
+        store
+            .accept(unsigned_id_event("d-2", b"{\"b\":1}", t0 + 1))
+            .await
+            .unwrap(),
+        AcceptOutcome::Duplicate { id: second }
+    );
+}
+
+async fn concurrent_copies_under_new_unsigned_ids_insert_exactly_once(store: Arc<dyn Store>) {
+    let t0 = 1_700_000_000_000;
+    let tasks: Vec<_> = (0..100)
+        .map(|n| {
+            let store = Arc::clone(&store);
+            let copy = unsigned_id_event(&format!("d-{n}"), b"{\"push\":1}", t0 + n);
+            tokio::spawn(async move { store.accept(copy).await })
+        })
+        .collect();
+    let mut inserted = 0;
+    let mut ids = std::collections::HashSet::new();
+    for task in tasks {
+        match task.await.unwrap().unwrap() {
+            AcceptOutcome::Inserted { id } => {
+                inserted += 1;
+                ids.insert(id);
+            }
+            AcceptOutcome::Duplicate { id } => {
+                ids.insert(id);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(inserted, 1);
+    assert_eq!(ids.len(), 1, "every copy must name the same inbox row");
+    assert_eq!(store.stats().await.unwrap().total, 1);
+}
+
+async fn signed_ids_with_one_body_are_two_events(store: Arc<dyn Store>) {
+    let first = inserted(&store, event("a", "evt_1", b"{\"same\":1}")).await;
+    let second = inserted(&store, event("a", "evt_2", b"{\"same\":1}")).await;
+    assert_ne!(first, second);
+    assert_eq!(store.stats().await.unwrap().total, 2);
+    let stored = store.load_event(&first).await.unwrap().unwrap();
+    assert!(stored.unsigned_metadata.is_empty());
+}
+
+#[tokio::test]
+async fn sqlite_a_copy_under_a_new_unsigned_id_inside_the_window_is_the_same_event() {
+    let (_dir, store) = sqlite();
+    a_copy_under_a_new_unsigned_id_inside_the_window_is_the_same_event(store).await;
+}
+
+#[tokio::test]
+async fn sqlite_a_copy_under_a_new_unsigned_id_after_the_window_is_a_new_event() {
+    let (_dir, store) = sqlite();
+    a_copy_under_a_new_unsigned_id_after_the_window_is_a_new_event(store).await;
+}
+
+#[tokio::test]
+async fn sqlite_the_event_id_is_checked_before_the_fingerprint() {
+    let (_dir, store) = sqlite();
+    the_event_id_is_checked_before_the_fingerprint(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_concurrent_copies_under_new_unsigned_ids_insert_exactly_once() {
+    let (_dir, store) = sqlite();
+    concurrent_copies_under_new_unsigned_ids_insert_exactly_once(store).await;
+}
+
+#[tokio::test]
+async fn sqlite_signed_ids_with_one_body_are_two_events() {
+    let (_dir, store) = sqlite();
+    signed_ids_with_one_body_are_two_events(store).await;
 }
 
 #[tokio::test]

@@ -1,6 +1,6 @@
 //! The seam between the one verification pipeline and each provider.
 
-use crate::{Key, KeyError, Outcome, Refusal, Request, SignatureClaim};
+use crate::{Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureCoverage};
 
 /// What one provider's webhook scheme looks like. An adapter is pure: no I/O,
 /// no clock (the pipeline passes `now` where it matters), no state that
@@ -21,6 +21,12 @@ pub trait Adapter: Send + Sync + std::fmt::Debug {
     /// How long the provider may redeliver one event, in seconds: the dedup
     /// record of an event must be kept at least this long.
     fn redelivery_window_seconds(&self) -> u64;
+
+    /// What the provider's signature covers: the body, the event id, the
+    /// event type. Required, because the service trusts an id or a type only
+    /// as far as a signature covers it (see [`crate::coverage`]); each
+    /// adapter says why in a line beside its answer.
+    fn coverage(&self) -> SignatureCoverage;
 
     /// Turns one configured secret string into a key, the way this provider
     /// encodes its secrets.

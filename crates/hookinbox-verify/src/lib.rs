@@ -21,6 +21,7 @@
 //! an unverified request.
 
 pub mod adapter;
+pub mod coverage;
 pub mod encoding;
 pub mod envelope;
 pub mod freshness;
@@ -39,6 +40,7 @@ pub(crate) mod test_support;
 pub mod verifier;
 
 pub use adapter::Adapter;
+pub use coverage::{BodyCoverage, SignatureCoverage, UnsignedMetadata};
 pub use envelope::{Envelope, Outcome, Reply};
 pub use headers::Headers;
 pub use key::{Key, KeyError, SecretBytes};
@@ -49,4 +51,6 @@ pub use request::Request;
 pub use signature::{Algorithm, Candidate, SignatureClaim, SignedMessage};
 pub use signature_header::{SignatureEncoding, SignatureHeader};
 pub use signature_list::SignatureList;
-pub use verifier::{Diagnosis, Failure, SecretInput, Verified, Verifier, VerifierError};
+pub use verifier::{
+    Diagnosis, Failure, SecretInput, Verified, Verifier, VerifierError, MAX_SIGNATURE_CANDIDATES,
+};

@@ -95,6 +95,40 @@ mod tests {
         }
     }
 
+    /// The providers whose event id comes from an unsigned header (or, for
+    /// Lemon Squeezy, may), and the one whose body no signature covers. The
+    /// service relies on these answers to dedupe copies under new ids and to
+    /// require `basic_auth`, so a change here must be deliberate.
+    #[test]
+    fn unsigned_ids_and_bodies_are_declared() {
+        let settings = AdapterSettings {
+            public_url: Some("https://example.com/hooks/x".into()),
+            generic_hmac: Some(providers::generic_hmac::GenericHmacSettings::example()),
+        };
+        let unsigned_ids = [
+            "github",
+            "shopify",
+            "gitlab",
+            "razorpay",
+            "twilio",
+            "lemonsqueezy",
+            "linear",
+        ];
+        for name in provider_names() {
+            let coverage = adapter_for(name, &settings).unwrap().coverage();
+            assert_eq!(
+                coverage.event_id,
+                !unsigned_ids.contains(&name),
+                "{name}: {coverage:?}"
+            );
+            assert_eq!(
+                coverage.needs_endpoint_credential(),
+                name == "mailgun",
+                "{name}: {coverage:?}"
+            );
+        }
+    }
+
     #[test]
     fn unknown_provider_lists_known_ones() {
         let err = adapter_for("strype", &AdapterSettings::default()).unwrap_err();

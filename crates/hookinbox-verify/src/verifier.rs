@@ -5,7 +5,14 @@
 
 use crate::{
     freshness, Adapter, Envelope, KeyError, KeyRing, Outcome, Refusal, Request, SecretVersion,
+    UnsignedMetadata,
 };
+
+/// The most signatures one request may present. Senders present one, or a
+/// few while they rotate a secret; more is only a way to make the receiver
+/// run many checks (each an Ed25519 or HMAC pass over up to the whole body)
+/// for one unauthenticated request. Refused before any cryptography.
+pub const MAX_SIGNATURE_CANDIDATES: usize = 8;
 
 /// One configured secret, before its provider decodes it.
 #[derive(Clone)]
@@ -50,6 +57,7 @@ pub struct Verified {
     outcome: Outcome,
     matched_secret_version: String,
     diagnosis: Diagnosis,
+    unsigned: UnsignedMetadata,
 }
 
 impl Verified {
@@ -69,6 +77,13 @@ impl Verified {
             Outcome::Event(envelope) => Some(envelope),
             _ => None,
         }
+    }
+
+    /// Which metadata of the event came from values the provider's
+    /// signature does not cover (see [`crate::coverage`]); empty for
+    /// handshakes.
+    pub fn unsigned_metadata(&self) -> UnsignedMetadata {
+        self.unsigned
     }
 
     pub fn matched_secret_version(&self) -> &str {
@@ -217,6 +232,15 @@ impl Verifier {
                 &diagnosis,
             ));
         }
+        if claim.candidates.len() > MAX_SIGNATURE_CANDIDATES {
+            return Err(fail(
+                Refusal::malformed_signature(format!(
+                    "{} signatures presented; at most {MAX_SIGNATURE_CANDIDATES} are checked",
+                    claim.candidates.len()
+                )),
+                &diagnosis,
+            ));
+        }
 
         diagnosis.inactive_versions = self
             .keys
@@ -281,10 +305,17 @@ impl Verifier {
             }
             other => other,
         };
+        let unsigned = match &outcome {
+            Outcome::Event(envelope) | Outcome::Ignored(envelope) => {
+                self.adapter.coverage().unsigned_in(envelope)
+            }
+            Outcome::Handshake(_) => UnsignedMetadata::default(),
+        };
         Ok(Verified {
             outcome,
             matched_secret_version: matched.version.clone(),
             diagnosis,
+            unsigned,
         })
     }
 }

@@ -35,7 +35,7 @@ use axum::{Json, Router};
 use clap::Parser;
 use hookinbox_store::{
     AcceptOutcome, Fingerprint, HandledEvent, HandlerError, NewEvent, SqliteHandler, SqliteOptions,
-    SqliteStore, StoreError,
+    SqliteStore, StoreError, UnsignedMetadata,
 };
 use hookinbox_verify::{
     adapter_for, AdapterSettings, Headers, Outcome, Reason, Request, SecretInput, Verifier,
@@ -153,6 +153,9 @@ async fn webhook(State(ledger): State<Ledger>, headers: HeaderMap, body: Bytes) 
         audit_headers: Vec::new(),
         matched_secret_version: verified.matched_secret_version().to_owned(),
         targets: Vec::new(),
+        // `lab` signs its event id: the id alone tells two events apart.
+        unsigned_metadata: UnsignedMetadata::default(),
+        fingerprint_window_ms: None,
     };
     let fail_after_record = ledger.fault_injection
         && headers

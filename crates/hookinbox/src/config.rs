@@ -339,6 +339,9 @@ pub struct EndpointConfig {
     pub secrets: Vec<SecretConfig>,
     /// The scheme of a `provider = "generic_hmac"` endpoint.
     pub generic_hmac: Option<hookinbox_verify::providers::generic_hmac::GenericHmacSettings>,
+    /// HTTP basic auth required on every request, besides the signature;
+    /// required for providers whose signature does not cover the body (Mailgun).
+    pub basic_auth: Option<crate::basic_auth::BasicAuthConfig>,
     /// JSON pointer to the object id in the body, for per-object ordering
     /// (overrides what the provider adapter reads).
     pub object_id: Option<String>,

@@ -6,8 +6,9 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-use hookinbox_verify::{adapter_for, AdapterSettings, SecretInput, Verifier};
+use hookinbox_verify::{adapter_for, AdapterSettings, Failure, SecretInput, Verified, Verifier};
 
+use crate::basic_auth::BasicAuth;
 use crate::config::{Config, ConfigError, EndpointConfig};
 use crate::delivery::target::Target;
 
@@ -19,6 +20,8 @@ pub struct Endpoint {
     pub id: String,
     pub provider: &'static str,
     pub verifier: Verifier,
+    /// A credential required besides the signature (`basic_auth`).
+    basic_auth: Option<BasicAuth>,
     pub max_body_bytes: usize,
     content_types: Vec<String>,
     rate_limiter: Option<DefaultDirectRateLimiter>,
@@ -54,6 +57,23 @@ impl Endpoint {
         let adapter = adapter_for(&config.provider, &settings)
             .map_err(|e| ConfigError::invalid(field("provider"), e.to_string()))?;
         let provider = adapter.name();
+        let basic_auth = match &config.basic_auth {
+            Some(auth) => Some(BasicAuth::resolve(auth, base_dir, &field("basic_auth"))?),
+            None if adapter.coverage().needs_endpoint_credential() => {
+                return Err(ConfigError::invalid(
+                    field("basic_auth"),
+                    format!(
+                        "is required for provider `{provider}`: its signature does not cover \
+                         the body, so anyone holding a webhook signed with the same key (every \
+                         webhook of the account carries one) could attach any body to it; set \
+                         basic_auth and put the credentials in the webhook URL \
+                         (https://user:password@host/hooks/{})",
+                        config.id
+                    ),
+                ))
+            }
+            None => None,
+        };
         let mut secrets = Vec::with_capacity(config.secrets.len());
         for (n, secret) in config.secrets.iter().enumerate() {
             let value = secret.resolve(base_dir, &field(&format!("secret[{n}]")))?;
@@ -109,11 +129,42 @@ impl Endpoint {
             id: config.id.clone(),
             provider,
             verifier,
+            basic_auth,
             max_body_bytes: config.max_body_bytes,
             content_types,
             rate_limiter,
             ordering_pointers: config.object_id.clone().zip(config.object_version.clone()),
             targets,
+        })
+    }
+
+    /// Checks the endpoint's own credential, if it has one (cheap, so
+    /// first), then runs the verification pipeline at `now`.
+    pub fn verify(
+        &self,
+        request: &hookinbox_verify::Request<'_>,
+        now: i64,
+    ) -> Result<Verified, Failure> {
+        if let Some(basic_auth) = &self.basic_auth {
+            basic_auth
+                .check(request.headers)
+                .map_err(|refusal| Failure {
+                    refusal,
+                    diagnosis: Box::default(),
+                })?;
+        }
+        self.verifier.verify(request, now)
+    }
+
+    /// For a provider whose event id is not signed, its redelivery window in
+    /// milliseconds: inside it, the same body under another id is the same
+    /// event (see `NewEvent::fingerprint_window_ms`). `None` when the id is
+    /// signed.
+    pub fn fingerprint_window_ms(&self) -> Option<i64> {
+        let adapter = self.verifier.adapter();
+        (!adapter.coverage().event_id).then(|| {
+            i64::try_from(adapter.redelivery_window_seconds().saturating_mul(1000))
+                .unwrap_or(i64::MAX)
         })
     }
 

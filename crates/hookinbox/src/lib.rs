@@ -7,6 +7,7 @@
 
 pub mod admin;
 pub mod app_state;
+pub mod basic_auth;
 pub mod cli;
 pub mod clock;
 pub mod commands;

@@ -504,3 +504,108 @@ async fn a_flood_of_bad_signatures_is_refused_without_a_log_line_each() {
     assert_eq!(lines(&logs) + suppressed, 301, "{logs}");
     assert!(suppressed + allowed >= 300);
 }
+
+const MAILGUN_KEY: &str = "mailgun-signing-key";
+
+/// A Mailgun endpoint (`/hooks/mailgun`) with `basic_auth` TOML, if any.
+fn mailgun_endpoint(basic_auth: &str) -> String {
+    format!(
+        r#"
+[[endpoint]]
+id = "mailgun"
+provider = "mailgun"
+{basic_auth}
+[[endpoint.secret]]
+version = "v1"
+value = "{MAILGUN_KEY}"
+"#
+    )
+}
+
+/// A Mailgun event webhook signed now, with `authorization` if given.
+fn mailgun_request(token: &str, authorization: Option<&str>) -> Signed {
+    let timestamp = now().to_string();
+    let signature = hookinbox_verify::providers::mailgun::sign(MAILGUN_KEY, &timestamp, token);
+    let body = serde_json::json!({
+        "signature": {"timestamp": timestamp, "token": token, "signature": signature},
+        "event-data": {"event": "delivered", "id": "ev-1", "timestamp": now()},
+    });
+    let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
+    if let Some(value) = authorization {
+        headers.push(("authorization".into(), value.into()));
+    }
+    Signed {
+        headers,
+        body: body.to_string().into(),
+    }
+}
+
+fn basic(credentials: &str) -> String {
+    use base64::Engine;
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(credentials)
+    )
+}
+
+#[test]
+fn a_mailgun_endpoint_without_basic_auth_does_not_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("hookinbox.toml");
+    let db = dir.path().join("inbox.db");
+    std::fs::write(&config, support::config(&db, &mailgun_endpoint(""))).unwrap();
+    let (code, stderr) = serve_refused(&config, &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("endpoint[1].basic_auth") && stderr.contains("does not cover the body"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn basic_auth_is_required_beside_the_signature() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    std::fs::write(dir.path().join("mailgun-hook-password"), "hook-password\n").unwrap();
+    let basic_auth =
+        r#"basic_auth = { username = "mailgun", password_file = "mailgun-hook-password" }"#;
+    let server = Server::start(dir.path(), &config(&db, &mailgun_endpoint(basic_auth)));
+    let client = client();
+    let url = server.url("/hooks/mailgun");
+    let token = "a".repeat(50);
+
+    let none = post(&client, &url, &mailgun_request(&token, None)).await;
+    assert_eq!(
+        (none.status, none.error()),
+        (401, "missing_signature".into())
+    );
+    let bearer = post(&client, &url, &mailgun_request(&token, Some("Bearer x"))).await;
+    assert_eq!(
+        (bearer.status, bearer.error()),
+        (401, "missing_signature".into())
+    );
+    let wrong = basic("mailgun:not-the-password");
+    let wrong = post(&client, &url, &mailgun_request(&token, Some(&wrong))).await;
+    assert_eq!((wrong.status, wrong.error()), (401, "signature".into()));
+    assert!(inbox_rows(&db).is_empty(), "nothing stored before the 200");
+
+    let right = basic("mailgun:hook-password");
+    let accepted = post(&client, &url, &mailgun_request(&token, Some(&right))).await;
+    assert_eq!(accepted.status, 200, "{:?}", accepted.body);
+    assert_eq!(accepted.json()["duplicate"], false);
+    let rows = inbox_rows(&db);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].2, token);
+
+    // The credential is neither stored with the event nor logged.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let audit: String = conn
+        .query_row("SELECT audit_headers FROM inbox", [], |row| row.get(0))
+        .unwrap();
+    assert!(
+        !audit.to_ascii_lowercase().contains("authorization"),
+        "{audit}"
+    );
+    assert!(!server.logs().contains("hook-password"));
+    assert!(!server.logs().contains(right.trim_start_matches("Basic ")));
+}

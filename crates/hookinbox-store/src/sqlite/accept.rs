@@ -2,8 +2,12 @@
 //! provider_event_id) with a reference to its raw body in the payload log,
 //! and one delivery row per target (the outbox) — in the same transaction,
 //! never read-then-write. A duplicate's body is not written.
+//!
+//! An event whose id is unsigned has a second identity, its body
+//! fingerprint within the redelivery window; see [`accept`] for the order
+//! of the checks.
 
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use super::payload_log::PayloadLog;
 use crate::{AcceptOutcome, NewEvent};
@@ -12,12 +16,21 @@ const INSERT_INBOX: &str = "
     INSERT INTO inbox (
         id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
         provider_created_at, received_at_ms, content_type, payload_sha256,
-        audit_headers, matched_secret_version, payload_segment, payload_offset, payload_len
-    ) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+        audit_headers, matched_secret_version, payload_segment, payload_offset, payload_len,
+        unsigned_metadata
+    ) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
     ON CONFLICT (endpoint_id, provider_event_id) DO NOTHING";
 
 const LOOKUP_INBOX: &str =
     "SELECT id, payload_sha256 FROM inbox WHERE endpoint_id = ?1 AND provider_event_id = ?2";
+
+/// The first row of the endpoint with this body received since ?3, among
+/// rows with unsigned metadata (the partial index `inbox_unsigned_fingerprint`).
+const LOOKUP_SAME_BODY: &str = "
+    SELECT id FROM inbox
+    WHERE endpoint_id = ?1 AND payload_sha256 = ?2 AND received_at_ms >= ?3
+      AND unsigned_metadata IS NOT NULL
+    ORDER BY received_at_ms LIMIT 1";
 
 const INSERT_DELIVERY: &str = "
     INSERT INTO delivery (
@@ -45,7 +58,12 @@ impl PreparedEvent {
     }
 }
 
-/// Inserts the event and its deliveries, or reports what already holds its id.
+/// Inserts the event and its deliveries, or reports which row already is
+/// this event. In order: a row with the same (endpoint, event id) makes it a
+/// duplicate (same fingerprint) or a conflict, as for every event; else, for
+/// an event whose id is unsigned, a row of the endpoint with the same body
+/// fingerprint inside the window makes it a duplicate of that row; else it
+/// is inserted.
 pub(crate) fn accept(
     conn: &Connection,
     payloads: &mut PayloadLog,
@@ -56,6 +74,26 @@ pub(crate) fn accept(
         audit_headers,
         event,
     } = prepared;
+    if let Some(window_ms) = event.fingerprint_window_ms {
+        // Reads before the insert, which cannot race: this runs inside the
+        // one writer thread's transaction, so no other insert can land
+        // between them. A backend with concurrent writers (PostgreSQL)
+        // needs a unique key or a lock on (endpoint, fingerprint) instead.
+        if let Some(existing) = same_id(conn, event)? {
+            return Ok(existing);
+        }
+        let since = event.received_at_ms.saturating_sub(window_ms);
+        let same_body: Option<String> = conn
+            .prepare_cached(LOOKUP_SAME_BODY)?
+            .query_row(
+                params![event.endpoint_id, event.fingerprint.as_bytes(), since],
+                |row| row.get(0),
+            )
+            .optional()?;
+        if let Some(id) = same_body {
+            return Ok(AcceptOutcome::Duplicate { id });
+        }
+    }
     let before_body = payloads.mark();
     let body = payloads.reserve(&event.payload);
     let inserted = conn.prepare_cached(INSERT_INBOX)?.execute(params![
@@ -75,19 +113,11 @@ pub(crate) fn accept(
         body.segment,
         body.offset,
         body.len,
+        event.unsigned_metadata.to_column(),
     ])? == 1;
     if !inserted {
         payloads.rollback_to(before_body);
-        let (id, fingerprint): (String, Vec<u8>) = conn
-            .prepare_cached(LOOKUP_INBOX)?
-            .query_row(params![event.endpoint_id, event.provider_event_id], |row| {
-                Ok((row.get(0)?, row.get(1)?))
-            })?;
-        return Ok(if fingerprint == event.fingerprint.as_bytes() {
-            AcceptOutcome::Duplicate { id }
-        } else {
-            AcceptOutcome::Conflict { id }
-        });
+        return same_id(conn, event)?.ok_or(rusqlite::Error::QueryReturnedNoRows);
     }
     // Ordering needs both an object id and a version to order by.
     let (ordering_key, object_version) = match (&event.object_id, event.object_version) {
@@ -106,4 +136,22 @@ pub(crate) fn accept(
         ])?;
     }
     Ok(AcceptOutcome::Inserted { id: id.clone() })
+}
+
+/// What the row holding the event's (endpoint, id) makes of it: the same
+/// event (same fingerprint) or a conflict; `None` when no row holds it.
+fn same_id(conn: &Connection, event: &NewEvent) -> Result<Option<AcceptOutcome>, rusqlite::Error> {
+    let found: Option<(String, Vec<u8>)> = conn
+        .prepare_cached(LOOKUP_INBOX)?
+        .query_row(params![event.endpoint_id, event.provider_event_id], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
+        .optional()?;
+    Ok(found.map(|(id, fingerprint)| {
+        if fingerprint == event.fingerprint.as_bytes() {
+            AcceptOutcome::Duplicate { id }
+        } else {
+            AcceptOutcome::Conflict { id }
+        }
+    }))
 }

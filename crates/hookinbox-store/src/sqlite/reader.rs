@@ -14,7 +14,7 @@ use rusqlite::{params, OptionalExtension};
 use super::payload_log::{self, PayloadFiles, PayloadRef};
 use crate::{
     AttemptView, DeliveryView, DiskUsage, EventDetail, EventFilter, EventSummary, Stats,
-    StoreError, StoredEvent,
+    StoreError, StoredEvent, UnsignedMetadata,
 };
 
 /// A reader over an existing database file.
@@ -116,6 +116,7 @@ impl SqliteReader {
             conn.prepare_cached(
                 "SELECT i.id, i.endpoint_id, i.provider, i.provider_event_id, i.event_type, i.object_id,
                         i.object_version, i.received_at_ms, i.content_type,
+                        i.unsigned_metadata,
                         i.payload_sha256, i.payload_segment, i.payload_offset, i.payload_len, p.payload
                  FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
                  WHERE i.id = ?1",
@@ -132,8 +133,11 @@ impl SqliteReader {
                     received_at_ms: row.get(7)?,
                     content_type: row.get(8)?,
                     payload: None,
+                    unsigned_metadata: UnsignedMetadata::from_column(
+                        row.get::<_, Option<String>>(9)?.as_deref(),
+                    ),
                 };
-                Ok((event, StoredPayload::from_row(row, 9)?))
+                Ok((event, StoredPayload::from_row(row, 10)?))
             })
             .optional()
         })?;

@@ -96,6 +96,17 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE inbox ADD COLUMN payload_offset INTEGER;
     ALTER TABLE inbox ADD COLUMN payload_len INTEGER;
     "#,
+    // 5: metadata from unsigned request values is marked, and events whose
+    // id is unsigned are also found by body fingerprint (a copy re-sent
+    // under a new id is the same event). The index is partial: signed-id
+    // rows are never looked up this way, and a random-keyed index on every
+    // row would dirty a random page per insert.
+    r#"
+    ALTER TABLE inbox ADD COLUMN unsigned_metadata TEXT;  -- NULL: all signed; else e.g. "event_id,event_type"
+    CREATE INDEX inbox_unsigned_fingerprint
+        ON inbox (endpoint_id, payload_sha256, received_at_ms)
+        WHERE unsigned_metadata IS NOT NULL;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -39,8 +39,8 @@ use crate::encoding;
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignedMessage,
+    Adapter, Algorithm, BodyCoverage, Candidate, Key, KeyError, Outcome, Refusal, Request,
+    SignatureClaim, SignatureCoverage, SignedMessage,
 };
 
 /// The signed fields of a notification item, as JSON pointers, in order.
@@ -73,6 +73,16 @@ impl Adapter for Adyen {
 
     fn redelivery_window_seconds(&self) -> u64 {
         30 * 24 * 3600
+    }
+
+    /// The HMAC covers eight fields of the item: every part of the id, the type
+    /// (`eventCode`) and the amount; the rest of the body is not covered.
+    fn coverage(&self) -> SignatureCoverage {
+        SignatureCoverage {
+            body: BodyCoverage::SignedFields,
+            event_id: true,
+            event_type: true,
+        }
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {

@@ -38,7 +38,7 @@ use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
     Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
-    SignatureHeader,
+    SignatureCoverage, SignatureHeader,
 };
 
 /// Hex of the 64-byte Ed25519 signature of `"{timestamp as sent}{body}"`.
@@ -71,6 +71,11 @@ impl Adapter for Discord {
 
     fn redelivery_window_seconds(&self) -> u64 {
         15 * 60
+    }
+
+    /// Ed25519 over the timestamp and the body, which holds the id and the type.
+    fn coverage(&self) -> SignatureCoverage {
+        SignatureCoverage::COMPLETE
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {

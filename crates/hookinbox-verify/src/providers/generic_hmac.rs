@@ -6,7 +6,9 @@
 //!   optionally `timestamp_header` (integer unix seconds; anything else is a
 //!   `timestamp` refusal) and `id_header`. A configured timestamp header that
 //!   is absent, or an id header the signed content needs, is
-//!   `missing_signature`: the signed bytes cannot be rebuilt without it.
+//!   `missing_signature`: the signed bytes cannot be rebuilt without it. A
+//!   `timestamp_header` must be signed (`{timestamp}` in `signed_content`),
+//!   or freshness would trust a value anyone can change: start-up refuses it.
 //! - Signed bytes: the `signed_content` template, default `{body}`;
 //!   `{timestamp}` and `{id}` are the header values exactly as sent.
 //! - Algorithm and key: HMAC-SHA256 (default) or HMAC-SHA1, keyed with the
@@ -15,8 +17,11 @@
 //!   set, both directions; none otherwise.
 //! - Event id: `id_header` or the JSON pointer `id_pointer` (exactly one).
 //!   Whether it is stable across retries is the sender's promise; an endpoint
-//!   should only be configured with an id that is.
-//! - Type: `type_header` or `type_pointer`, if set. Object id / version: none.
+//!   should only be configured with an id that is. An id header is signed
+//!   only when `signed_content` has `{id}`; otherwise the adapter declares
+//!   the id unsigned (see [`crate::coverage`]).
+//! - Type: `type_header` or `type_pointer`, if set; a type header is signed
+//!   only when the template signs that header. Object id / version: none.
 //! - Redelivery window: `redelivery_window_seconds`, default 3 days.
 
 mod settings;
@@ -30,8 +35,8 @@ use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::signature_header::{self, SignatureHeader};
 use crate::{
-    Adapter, Algorithm, Envelope, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignedMessage,
+    Adapter, Algorithm, BodyCoverage, Envelope, Key, KeyError, Outcome, Refusal, Request,
+    SignatureClaim, SignatureCoverage, SignedMessage,
 };
 use settings::{Source, Validated};
 
@@ -117,6 +122,20 @@ impl Adapter for GenericHmac {
 
     fn redelivery_window_seconds(&self) -> u64 {
         self.settings.redelivery_window_seconds
+    }
+
+    /// The template always signs the body (validation requires `{body}`); an
+    /// id or type header is signed only when the template signs its value.
+    fn coverage(&self) -> SignatureCoverage {
+        let validated = &self.validated;
+        SignatureCoverage {
+            body: BodyCoverage::Signed,
+            event_id: validated.is_signed(&validated.id),
+            event_type: validated
+                .event_type
+                .as_ref()
+                .is_none_or(|source| validated.is_signed(source)),
+        }
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {
@@ -283,6 +302,24 @@ mod tests {
     }
 
     #[test]
+    fn coverage_follows_the_signed_content() {
+        // Id and type from the signed body.
+        let a = adapter(GenericHmacSettings::example());
+        assert_eq!(a.coverage(), SignatureCoverage::COMPLETE);
+        // Id header inside the template, type header outside it.
+        let a = adapter(id_header_settings());
+        let coverage = a.coverage();
+        assert!(coverage.event_id && !coverage.event_type, "{coverage:?}");
+        // An id header the template does not sign.
+        let mut settings = id_header_settings();
+        settings.signed_content = "{body}".into();
+        settings.type_header = None;
+        let coverage = adapter(settings).coverage();
+        assert!(!coverage.event_id && coverage.event_type, "{coverage:?}");
+        assert_eq!(coverage.body, BodyCoverage::Signed);
+    }
+
+    #[test]
     fn tampered_byte_and_wrong_secret_are_refused() {
         let a = adapter(GenericHmacSettings::example());
         let mut body = BODY.to_vec();
@@ -348,6 +385,28 @@ mod tests {
             verify(&a, &signed(&a, NOW, body), body).unwrap_err(),
             Reason::MalformedBody
         );
+    }
+
+    #[test]
+    fn a_timestamp_header_outside_the_signed_content_is_refused_at_build() {
+        let mut unsigned_timestamp = GenericHmacSettings::example();
+        unsigned_timestamp.signed_content = "{body}".into();
+        let settings = AdapterSettings {
+            generic_hmac: Some(unsigned_timestamp),
+            ..AdapterSettings::default()
+        };
+        let err = build(&settings).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                SettingsError::Invalid {
+                    field: "generic_hmac.timestamp_header",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("{timestamp}"), "{err}");
     }
 
     #[test]

@@ -9,12 +9,13 @@
 //!   `application/x-www-form-urlencoded` `payload=…`; both are signed alike).
 //! - Algorithm and key: HMAC-SHA256 keyed with the secret string's own bytes.
 //! - Tolerance: none. GitHub signs no timestamp, so a captured delivery stays
-//!   valid; dedup on the delivery id is what stops a replay from creating a
-//!   second event.
+//!   valid; dedup is what stops a replay from creating a second event.
 //! - Event id: the `X-GitHub-Delivery` header (a GUID). It is covered by no
-//!   signature, but replacing it only lets an attacker who already holds a
-//!   validly signed body re-submit that same body; the id is checked after
-//!   verification, so a missing one is `missing_event_id`. GitHub keeps the
+//!   signature: whoever holds one signed delivery could re-submit its body
+//!   under a new id. So the adapter declares the id unsigned, and hookinbox
+//!   takes the same body on the same endpoint within the redelivery window
+//!   as the same event. The id is checked after verification, so a missing
+//!   one is `missing_event_id`. GitHub keeps the
 //!   same delivery id when a delivery is redelivered, so it is stable across
 //!   redeliveries.
 //! - Type: the `X-GitHub-Event` header (`push`, `check_run`, `ping`, …). The
@@ -30,8 +31,8 @@
 
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Envelope, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignatureHeader,
+    Adapter, Algorithm, BodyCoverage, Envelope, Key, KeyError, Outcome, Refusal, Request,
+    SignatureClaim, SignatureCoverage, SignatureHeader,
 };
 
 /// `sha256=` and the hex HMAC-SHA256 of the raw body: 32 bytes, or malformed.
@@ -58,6 +59,16 @@ impl Adapter for Github {
 
     fn redelivery_window_seconds(&self) -> u64 {
         3 * 24 * 3600
+    }
+
+    /// HMAC over the body only: `X-GitHub-Delivery` (the id) and `X-GitHub-Event`
+    /// (the type) are unsigned headers.
+    fn coverage(&self) -> SignatureCoverage {
+        SignatureCoverage {
+            body: BodyCoverage::Signed,
+            event_id: false,
+            event_type: false,
+        }
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {
@@ -133,6 +144,14 @@ mod tests {
         let event = verified.event().unwrap();
         assert_eq!(event.event_id, "guid-1");
         assert_eq!(event.event_type.as_deref(), Some("check_run"));
+        // Both come from headers the signature does not cover.
+        assert_eq!(
+            verified.unsigned_metadata(),
+            crate::UnsignedMetadata {
+                event_id: true,
+                event_type: true
+            }
+        );
     }
 
     #[test]

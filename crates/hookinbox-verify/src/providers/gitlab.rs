@@ -29,8 +29,8 @@
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignedMessage,
+    Adapter, Algorithm, BodyCoverage, Candidate, Key, KeyError, Outcome, Refusal, Request,
+    SignatureClaim, SignatureCoverage, SignedMessage,
 };
 
 #[derive(Debug, Default)]
@@ -51,6 +51,16 @@ impl Adapter for Gitlab {
 
     fn redelivery_window_seconds(&self) -> u64 {
         7 * 24 * 3600
+    }
+
+    /// Nothing is signed: a shared token authenticates the request, and the id and
+    /// type come from headers (or the body) that nothing binds to it.
+    fn coverage(&self) -> SignatureCoverage {
+        SignatureCoverage {
+            body: BodyCoverage::Token,
+            event_id: false,
+            event_type: false,
+        }
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {

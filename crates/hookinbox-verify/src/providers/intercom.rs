@@ -22,7 +22,8 @@
 use crate::envelope::{self, Reply};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureHeader,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    SignatureCoverage, SignatureHeader,
 };
 
 /// `sha1=` and the hex HMAC-SHA1 of the raw body.
@@ -47,6 +48,11 @@ impl Adapter for Intercom {
 
     fn redelivery_window_seconds(&self) -> u64 {
         24 * 3600
+    }
+
+    /// HMAC over the body, which holds the id and the topic.
+    fn coverage(&self) -> SignatureCoverage {
+        SignatureCoverage::COMPLETE
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {

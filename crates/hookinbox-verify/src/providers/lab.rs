@@ -14,7 +14,8 @@
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureHeader,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    SignatureCoverage, SignatureHeader,
 };
 
 /// Hex HMAC-SHA256 of `"{timestamp}.{body}"`.
@@ -40,6 +41,11 @@ impl Adapter for Lab {
 
     fn redelivery_window_seconds(&self) -> u64 {
         3 * 24 * 3600
+    }
+
+    /// HMAC over the timestamp and the body, which holds the id and the type.
+    fn coverage(&self) -> SignatureCoverage {
+        SignatureCoverage::COMPLETE
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {
@@ -91,6 +97,7 @@ mod tests {
         assert_eq!(event.event_id, "e1");
         assert_eq!(event.event_type.as_deref(), Some("t"));
         assert_eq!(verified.matched_secret_version(), "1");
+        assert!(verified.unsigned_metadata().is_empty());
     }
 
     #[test]

@@ -21,7 +21,9 @@
 //!   retry repeats it; the header is the only delivery identifier Linear
 //!   sends, and it is what Linear's own integrations de-duplicate on. Without
 //!   it: `missing_event_id`. The header is not signed; a captured request
-//!   replayed under a new delivery id is stopped only by the 60 s window.
+//!   replayed under a new delivery id inside the 60 s window is taken as the
+//!   same event by its body fingerprint (the adapter declares the id
+//!   unsigned); after the window the timestamp stops it.
 //! - Type: body `type` and `action` joined with a dot (`Issue.create`) — both
 //!   signed — else the `Linear-Event` header (`Issue`). Object id: `data.id`.
 //!   Created: `createdAt` (RFC 3339). No object version is claimed.
@@ -31,8 +33,8 @@
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureHeader,
-    SignedMessage,
+    Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    SignatureCoverage, SignatureHeader, SignedMessage,
 };
 
 /// Hex HMAC-SHA256 of the raw body.
@@ -57,6 +59,16 @@ impl Adapter for Linear {
 
     fn redelivery_window_seconds(&self) -> u64 {
         8 * 3600
+    }
+
+    /// HMAC over the body; the id is the unsigned `Linear-Delivery` header, and the
+    /// type falls back to the unsigned `Linear-Event` header.
+    fn coverage(&self) -> SignatureCoverage {
+        SignatureCoverage {
+            body: BodyCoverage::Signed,
+            event_id: false,
+            event_type: false,
+        }
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {

@@ -16,9 +16,17 @@
 //!   HMAC-SHA256 keyed with the HTTP webhook signing key as UTF-8 bytes, hex.
 //!   **The signature does not cover `event-data`**: a valid signature block
 //!   proves Mailgun issued that token at that time, not that the event data
-//!   beside it is Mailgun's. The defence is the event id below: one token
-//!   admits one body; a second body under a captured token is a conflict
-//!   (409), not a new event, while the dedup record lives.
+//!   beside it is Mailgun's. The event id below makes one token admit one
+//!   body (a second body under a token already stored is a conflict, 409),
+//!   but it does not stop a token this endpoint never saw: the signing key is
+//!   the account's, so every webhook the account sends — to any URL, any
+//!   service the account feeds — carries a valid block, and whoever receives
+//!   one can attach any body to it and post it here within the 9-hour
+//!   tolerance. So the adapter declares the body unsigned
+//!   ([`BodyCoverage::Unsigned`]) and hookinbox refuses to start a Mailgun
+//!   endpoint without `basic_auth`: credentials that only this endpoint's
+//!   webhook URL carries (`https://user:password@host/hooks/…`, which Mailgun
+//!   sends as HTTP basic auth).
 //! - Tolerance: 9 hours in both directions. Mailgun suggests a freshness check
 //!   but warns against an aggressive one, and retries resend the original
 //!   signature block — timestamp included (Mailgun's docs are silent on this;
@@ -41,8 +49,8 @@ use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::signature::hmac_sha256;
 use crate::{
-    Adapter, Algorithm, Candidate, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignedMessage,
+    Adapter, Algorithm, BodyCoverage, Candidate, Key, KeyError, Outcome, Refusal, Request,
+    SignatureClaim, SignatureCoverage, SignedMessage,
 };
 
 #[derive(Debug, Default)]
@@ -63,6 +71,16 @@ impl Adapter for Mailgun {
 
     fn redelivery_window_seconds(&self) -> u64 {
         24 * 3600
+    }
+
+    /// The signature covers the timestamp and the token (the id) only, not
+    /// `event-data`, where the type is.
+    fn coverage(&self) -> SignatureCoverage {
+        SignatureCoverage {
+            body: BodyCoverage::Unsigned,
+            event_id: true,
+            event_type: false,
+        }
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {

@@ -25,8 +25,8 @@ use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::signature::hmac_sha256;
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureList,
-    SignedMessage,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    SignatureCoverage, SignatureList, SignedMessage,
 };
 
 /// `ts=<unix seconds>` and hex HMAC-SHA256 `h1` signatures of `"{ts}:{body}"`.
@@ -56,6 +56,11 @@ impl Adapter for Paddle {
 
     fn redelivery_window_seconds(&self) -> u64 {
         3 * 24 * 3600
+    }
+
+    /// HMAC over `ts` and the body, which holds the id and the type.
+    fn coverage(&self) -> SignatureCoverage {
+        SignatureCoverage::COMPLETE
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {

@@ -13,8 +13,10 @@
 //! - Event id: header `x-razorpay-event-id`, which Razorpay tells receivers
 //!   to de-duplicate on: a redelivery of one event repeats it. Without it:
 //!   `missing_event_id`. The header is not signed and Razorpay signs no
-//!   timestamp: a captured request replayed under a new event id would be
-//!   stored as a new event; only TLS prevents the capture.
+//!   timestamp: a captured request could be replayed under a new event id.
+//!   The adapter declares the id unsigned, so hookinbox takes the same body
+//!   within the redelivery window as the same event; after it, only TLS
+//!   prevents the capture.
 //! - Type: body `event` (`payment.captured`). Object id: the entity the event
 //!   names, `payload.<entity>.entity.id` with `<entity>` the part of `event`
 //!   before the first dot. Created: `created_at` (unix seconds). No object
@@ -25,7 +27,8 @@
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureHeader,
+    Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    SignatureCoverage, SignatureHeader,
 };
 
 /// Hex HMAC-SHA256 of the raw body.
@@ -50,6 +53,16 @@ impl Adapter for Razorpay {
 
     fn redelivery_window_seconds(&self) -> u64 {
         24 * 3600
+    }
+
+    /// HMAC over the body, which holds the type; the id is the unsigned
+    /// `x-razorpay-event-id` header.
+    fn coverage(&self) -> SignatureCoverage {
+        SignatureCoverage {
+            body: BodyCoverage::Signed,
+            event_id: false,
+            event_type: true,
+        }
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {

@@ -38,7 +38,8 @@
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureHeader,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    SignatureCoverage, SignatureHeader,
 };
 
 /// Standard base64 of the DER ECDSA P-256 signature of `"{timestamp as sent}{body}"`.
@@ -66,6 +67,11 @@ impl Adapter for Sendgrid {
 
     fn redelivery_window_seconds(&self) -> u64 {
         24 * 3600
+    }
+
+    /// ECDSA over the timestamp and the body, which holds the ids and the types.
+    fn coverage(&self) -> SignatureCoverage {
+        SignatureCoverage::COMPLETE
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {

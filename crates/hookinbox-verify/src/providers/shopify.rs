@@ -14,9 +14,10 @@
 //!   `X-Shopify-Webhook-Id`, stable across retries of one delivery, for
 //!   senders that do not set the event id yet. These headers are not signed
 //!   and Shopify signs no timestamp: whoever captured a signed request could
-//!   replay its body under a new id and have it stored as a new event. The
-//!   scheme has no defence against that beyond TLS; the headers are only read
-//!   after the body verified.
+//!   replay its body under a new id. The adapter declares the id unsigned,
+//!   so hookinbox takes the same body within the redelivery window as the
+//!   same event; after it, only TLS keeps requests from being captured. The
+//!   headers are only read after the body verified.
 //! - Type: header `X-Shopify-Topic` (`orders/create`). Object id: body `id`
 //!   when the body is a JSON object (XML subscriptions carry none). Shopify
 //!   gives no object version. Created: `X-Shopify-Triggered-At` (RFC 3339),
@@ -27,7 +28,8 @@
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureHeader,
+    Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    SignatureCoverage, SignatureHeader,
 };
 
 /// Standard base64 of the HMAC-SHA256 of the raw body.
@@ -52,6 +54,16 @@ impl Adapter for Shopify {
 
     fn redelivery_window_seconds(&self) -> u64 {
         4 * 3600
+    }
+
+    /// HMAC over the body only: the id (`X-Shopify-Event-Id`) and the type
+    /// (`X-Shopify-Topic`) are unsigned headers.
+    fn coverage(&self) -> SignatureCoverage {
+        SignatureCoverage {
+            body: BodyCoverage::Signed,
+            event_id: false,
+            event_type: false,
+        }
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {

@@ -34,7 +34,7 @@ use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
     Adapter, Algorithm, Envelope, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
-    SignatureHeader,
+    SignatureCoverage, SignatureHeader,
 };
 
 /// `v0=` and the hex HMAC-SHA256 of `"v0:{timestamp}:{body}"`: 32 bytes, or malformed.
@@ -62,6 +62,11 @@ impl Adapter for Slack {
 
     fn redelivery_window_seconds(&self) -> u64 {
         3600
+    }
+
+    /// HMAC over the timestamp and the body, which holds the id and the type.
+    fn coverage(&self) -> SignatureCoverage {
+        SignatureCoverage::COMPLETE
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {

@@ -21,8 +21,8 @@
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureHeader,
-    SignedMessage,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    SignatureCoverage, SignatureHeader, SignedMessage,
 };
 
 /// Standard base64 of the HMAC-SHA256 of notification URL + body.
@@ -67,6 +67,11 @@ impl Adapter for Square {
 
     fn redelivery_window_seconds(&self) -> u64 {
         72 * 3600
+    }
+
+    /// HMAC over the URL and the body, which holds the id and the type.
+    fn coverage(&self) -> SignatureCoverage {
+        SignatureCoverage::COMPLETE
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {

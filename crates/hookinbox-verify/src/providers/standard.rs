@@ -39,7 +39,7 @@ use crate::signature::hmac_sha256;
 use crate::signature_header;
 use crate::{
     Adapter, Algorithm, Candidate, Envelope, Key, KeyError, Outcome, Refusal, Request,
-    SignatureClaim, SignedMessage,
+    SignatureClaim, SignatureCoverage, SignedMessage,
 };
 
 /// The prefix of a symmetric (HMAC) secret.
@@ -97,6 +97,11 @@ impl Adapter for Standard {
 
     fn redelivery_window_seconds(&self) -> u64 {
         3 * 24 * 3600
+    }
+
+    /// The signed content is `"{id}.{timestamp}.{body}"`; the type is in the body.
+    fn coverage(&self) -> SignatureCoverage {
+        SignatureCoverage::COMPLETE
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {
@@ -303,6 +308,51 @@ mod tests {
         );
         let h = headers("webhook", Some(ID), Some(&ts), Some(&sig));
         assert!(verify(&h, BODY).is_ok());
+    }
+
+    #[test]
+    fn more_signatures_than_the_cap_are_refused_before_any_check() {
+        let public = signing_key().verifying_key();
+        let v = verifier(&[("ed", format!("whpk_{}", b64(public.as_bytes())))]);
+        let ts = NOW.to_string();
+        let right = sign_v1a(&signing_key(), ID, NOW, BODY);
+        let header_with = |bogus: usize| {
+            let mut entries: Vec<String> = (0..bogus)
+                .map(|n| format!("v1a,{}", b64(&[n as u8; ED25519_LEN])))
+                .collect();
+            entries.push(right.clone());
+            entries.join(" ")
+        };
+        let verify_entries = |bogus: usize| {
+            let h = headers("webhook", Some(ID), Some(&ts), Some(&header_with(bogus)));
+            verify_with(&v, &h, BODY)
+        };
+        // At the cap, the right entry among well-formed ones still verifies.
+        let at_cap = crate::MAX_SIGNATURE_CANDIDATES - 1;
+        assert!(verify_entries(at_cap).is_ok());
+        // One more, or the ~170 entries that fit in a 16 KiB header, are
+        // refused as malformed even though the right one is among them.
+        for bogus in [at_cap + 1, 170] {
+            assert_eq!(
+                verify_entries(bogus).unwrap_err(),
+                Reason::MalformedSignature,
+                "{bogus}"
+            );
+        }
+        let failure = v
+            .verify(
+                &crate::Request::new(
+                    &headers("webhook", Some(ID), Some(&ts), Some(&header_with(170))),
+                    BODY,
+                ),
+                NOW,
+            )
+            .unwrap_err();
+        assert!(
+            failure.diagnosis.tried_versions.is_empty(),
+            "no key was tried: {:?}",
+            failure.diagnosis
+        );
     }
 
     #[test]

@@ -14,8 +14,8 @@
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureList,
-    SignedMessage,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    SignatureCoverage, SignatureList, SignedMessage,
 };
 
 /// `t=<unix seconds>` and hex HMAC-SHA256 `v1` signatures of `"{t}.{body}"`.
@@ -45,6 +45,11 @@ impl Adapter for Stripe {
 
     fn redelivery_window_seconds(&self) -> u64 {
         3 * 24 * 3600
+    }
+
+    /// HMAC over `t` and the body, which holds the id and the type.
+    fn coverage(&self) -> SignatureCoverage {
+        SignatureCoverage::COMPLETE
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {

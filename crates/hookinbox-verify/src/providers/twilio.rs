@@ -26,8 +26,11 @@
 //! - Event id: header `I-Twilio-Idempotency-Token`, which Twilio sets on a
 //!   callback and keeps on its retries of that callback. Without it:
 //!   `missing_event_id`. The header is not signed and Twilio signs no
-//!   timestamp: a captured request replayed under a new token would be stored
-//!   as a new event; only TLS prevents the capture.
+//!   timestamp: a captured request could be replayed under a new token. The
+//!   adapter declares the id unsigned, so hookinbox takes the same body within
+//!   the (short) redelivery window as the same event; a form re-encoded with
+//!   the same parameters verifies too but has another body fingerprint, so
+//!   TLS remains the real defence.
 //! - Type: for JSON bodies, body `type` when present (Event Streams'
 //!   CloudEvents); form callbacks carry no event type, so an endpoint with a
 //!   type allowlist ignores them. No object id or version.
@@ -40,8 +43,8 @@ use sha2::Digest;
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureHeader,
-    SignedMessage,
+    Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    SignatureCoverage, SignatureHeader, SignedMessage,
 };
 
 /// Standard base64 of the HMAC-SHA1 of the signed URL (and parameters).
@@ -87,6 +90,18 @@ impl Adapter for Twilio {
 
     fn redelivery_window_seconds(&self) -> u64 {
         60
+    }
+
+    /// The signature covers the form parameters (or the body's digest), which hold
+    /// the type; the id is the unsigned `I-Twilio-Idempotency-Token` header.
+    /// Two encodings of one form verify alike, so copies need not share a
+    /// body fingerprint.
+    fn coverage(&self) -> SignatureCoverage {
+        SignatureCoverage {
+            body: BodyCoverage::Signed,
+            event_id: false,
+            event_type: true,
+        }
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {

@@ -29,8 +29,8 @@ use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::signature_header;
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
-    SignatureHeader, SignedMessage,
+    Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, Refusal, Reply, Request,
+    SignatureClaim, SignatureCoverage, SignatureHeader, SignedMessage,
 };
 
 /// `sha256=` and the hex HMAC-SHA256 of `"{message id}{timestamp}{body}"`.
@@ -63,6 +63,16 @@ impl Adapter for Twitch {
 
     fn redelivery_window_seconds(&self) -> u64 {
         24 * 3600
+    }
+
+    /// HMAC over the message id, the timestamp and the body; the type depends on
+    /// the unsigned `Twitch-Eventsub-Message-Type` header.
+    fn coverage(&self) -> SignatureCoverage {
+        SignatureCoverage {
+            body: BodyCoverage::Signed,
+            event_id: true,
+            event_type: false,
+        }
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {

@@ -22,7 +22,8 @@
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureHeader,
+    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
+    SignatureCoverage, SignatureHeader,
 };
 
 /// `sha256=` and the standard base64 of the HMAC-SHA256 of the raw body.
@@ -47,6 +48,11 @@ impl Adapter for Typeform {
 
     fn redelivery_window_seconds(&self) -> u64 {
         10 * 3600
+    }
+
+    /// HMAC over the body, which holds the id and the type.
+    fn coverage(&self) -> SignatureCoverage {
+        SignatureCoverage::COMPLETE
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {

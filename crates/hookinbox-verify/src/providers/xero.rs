@@ -32,7 +32,7 @@ use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
     Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
-    SignatureHeader,
+    SignatureCoverage, SignatureHeader,
 };
 
 /// Standard base64 of the HMAC-SHA256 of the raw body.
@@ -57,6 +57,11 @@ impl Adapter for Xero {
 
     fn redelivery_window_seconds(&self) -> u64 {
         24 * 3600
+    }
+
+    /// HMAC over the body, which holds the sequence numbers (the id) and the types.
+    fn coverage(&self) -> SignatureCoverage {
+        SignatureCoverage::COMPLETE
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {

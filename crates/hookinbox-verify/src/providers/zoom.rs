@@ -33,7 +33,7 @@ use crate::registry::{AdapterSettings, SettingsError};
 use crate::signature::hmac_sha256;
 use crate::{
     Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
-    SignatureHeader,
+    SignatureCoverage, SignatureHeader,
 };
 
 /// `v0=` and the hex HMAC-SHA256 of `"v0:{timestamp as sent}:{body}"`.
@@ -62,6 +62,12 @@ impl Adapter for Zoom {
 
     fn redelivery_window_seconds(&self) -> u64 {
         2 * 3600
+    }
+
+    /// HMAC over the timestamp and the body, which holds every part of the id and
+    /// the type.
+    fn coverage(&self) -> SignatureCoverage {
+        SignatureCoverage::COMPLETE
     }
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {

@@ -45,13 +45,25 @@ pub fn run(
         "endpoint `{}` (provider {}), verifying at {now}",
         endpoint.id, endpoint.provider
     );
-    match endpoint.verifier.verify(&request, now) {
+    match endpoint.verify(&request, now) {
         Ok(verified) => {
             explain(verified.diagnosis());
             eprintln!(
                 "matched secret version `{}`",
                 verified.matched_secret_version()
             );
+            let unsigned = verified.unsigned_metadata();
+            if !unsigned.is_empty() {
+                eprintln!(
+                    "not covered by the signature:{}{}",
+                    if unsigned.event_id { " event id" } else { "" },
+                    if unsigned.event_type {
+                        " event type"
+                    } else {
+                        ""
+                    }
+                );
+            }
             let verdict = match verified.outcome() {
                 Outcome::Event(event) => {
                     eprintln!("accepted: event `{}`", event.event_id);

@@ -5,7 +5,9 @@
 //! Headers sent: `Content-Type` as received, `Idempotency-Key` and
 //! `webhook-id` = the inbox id (stable across retries and replays),
 //! `webhook-timestamp`, `webhook-signature`, and `X-Hookinbox-Provider`,
-//! `-Endpoint`, `-Event-Id`, `-Event-Type`.
+//! `-Endpoint`, `-Event-Id`, `-Event-Type`; and `X-Hookinbox-Unsigned`
+//! (`event-id, event-type`) naming the metadata that came from request values
+//! the provider's signature does not cover, when there is any.
 //!
 //! `http://` URLs go over plain TCP; `https://` URLs over TLS with the
 //! target's trust roots (see `tls.rs`), HTTP/1.1 either way.
@@ -13,7 +15,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use hookinbox_store::StoredEvent;
+use hookinbox_store::{StoredEvent, UnsignedMetadata};
 use hookinbox_verify::SecretBytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
@@ -129,6 +131,9 @@ impl HttpTarget {
         {
             request = request.header("x-hookinbox-event-type", value);
         }
+        if let Some(value) = unsigned_header(&event.unsigned_metadata) {
+            request = request.header("x-hookinbox-unsigned", value);
+        }
         let request = match request.body(Full::new(body)) {
             Ok(request) => request,
             Err(_) => {
@@ -163,6 +168,16 @@ impl HttpTarget {
             Ok(Ok((status, headers))) => classify(status, &headers, std::time::SystemTime::now()),
         }
     }
+}
+
+/// The `X-Hookinbox-Unsigned` value: the unsigned fields as header-style
+/// names (`event-id, event-type`), or none when everything was signed.
+fn unsigned_header(unsigned: &UnsignedMetadata) -> Option<String> {
+    let names: Vec<String> = unsigned
+        .names()
+        .map(|name| name.replace('_', "-"))
+        .collect();
+    (!names.is_empty()).then(|| names.join(", "))
 }
 
 fn tcp_connector(timeout: Duration) -> HttpConnector {
@@ -254,6 +269,24 @@ mod tests {
                 "{permanent}"
             );
         }
+    }
+
+    #[test]
+    fn unsigned_metadata_is_named_in_one_header() {
+        let both = UnsignedMetadata {
+            event_id: true,
+            event_type: true,
+        };
+        assert_eq!(
+            unsigned_header(&both).as_deref(),
+            Some("event-id, event-type")
+        );
+        let id_only = UnsignedMetadata {
+            event_id: true,
+            event_type: false,
+        };
+        assert_eq!(unsigned_header(&id_only).as_deref(), Some("event-id"));
+        assert_eq!(unsigned_header(&UnsignedMetadata::default()), None);
     }
 
     #[test]

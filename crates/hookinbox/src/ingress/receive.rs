@@ -10,7 +10,7 @@ use axum::extract::{Path, State};
 use axum::http::{header, request, HeaderMap, HeaderValue, Method, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use hookinbox_store::{AcceptOutcome, Fingerprint, NewEvent, StoreError};
+use hookinbox_store::{AcceptOutcome, Fingerprint, NewEvent, StoreError, UnsignedMetadata};
 use hookinbox_verify::{Failure, Headers, Outcome, Reply, Verified};
 
 use super::audit_headers::audit_headers;
@@ -136,6 +136,7 @@ async fn pipeline(
             retry_after_seconds,
         })?;
     let matched_secret_version = verified.matched_secret_version().to_owned();
+    let unsigned = verified.unsigned_metadata();
     SecretVersionMatched {
         endpoint: &endpoint.id,
         version: &matched_secret_version,
@@ -175,6 +176,11 @@ async fn pipeline(
         audit_headers: audit_headers(&headers),
         matched_secret_version,
         targets: endpoint.target_names(),
+        unsigned_metadata: UnsignedMetadata {
+            event_id: unsigned.event_id,
+            event_type: unsigned.event_type,
+        },
+        fingerprint_window_ms: endpoint.fingerprint_window_ms(),
     };
     // Past the deadline the request stops waiting. Its op, if still queued,
     // is skipped by the writer; if already in a batch, it commits or not
@@ -263,7 +269,7 @@ async fn verify(
         move || -> Result<CheckedRequest, Failure> {
             let request =
                 hookinbox_verify::Request::new(&headers, &body).with_query(query.as_deref());
-            let verified = endpoint.verifier.verify(&request, clock::unix_seconds())?;
+            let verified = endpoint.verify(&request, clock::unix_seconds())?;
             let fingerprint = Fingerprint::of(&body);
             Ok(CheckedRequest {
                 verified,

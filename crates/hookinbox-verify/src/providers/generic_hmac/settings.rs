@@ -75,7 +75,8 @@ pub struct GenericHmacSettings {
     #[serde(default = "default_encoding")]
     pub encoding: SignatureEncoding,
     /// The header that carries the signed timestamp, in integer unix
-    /// seconds. When set, requests outside the tolerance are refused.
+    /// seconds. When set, requests outside the tolerance are refused; its
+    /// value must be signed (`{timestamp}` in `signed_content`).
     #[serde(default)]
     pub timestamp_header: Option<String>,
     /// The timestamp tolerance in seconds, both directions; only with
@@ -115,6 +116,22 @@ pub struct Validated {
     pub tolerance_seconds: Option<u64>,
     pub id: Source,
     pub event_type: Option<Source>,
+    /// Header names whose values the template signs (`{id}`, `{timestamp}`).
+    pub signed_headers: Vec<String>,
+}
+
+impl Validated {
+    /// Whether a value read from `source` is covered by the signature: the
+    /// body always is; a header only when the template signs its value.
+    pub fn is_signed(&self, source: &Source) -> bool {
+        match source {
+            Source::Pointer(_) => true,
+            Source::Header(name) => self
+                .signed_headers
+                .iter()
+                .any(|signed| signed.eq_ignore_ascii_case(name)),
+        }
+    }
 }
 
 impl GenericHmacSettings {
@@ -184,6 +201,16 @@ impl GenericHmacSettings {
                 "uses {id} but no `id_header` is set",
             ));
         }
+        // A timestamp outside the signed bytes could be refreshed by anyone
+        // holding one signed request, and freshness would trust it.
+        if self.timestamp_header.is_some() && !template.uses(&Piece::Timestamp) {
+            return Err(invalid(
+                "generic_hmac.timestamp_header",
+                "its value is not part of `signed_content` (no {timestamp}): an unsigned \
+                 timestamp proves nothing about freshness; add {timestamp} to the signed \
+                 content, or leave the timestamp header out",
+            ));
+        }
         let tolerance_seconds = match (&self.timestamp_header, self.tolerance_seconds) {
             (Some(_), tolerance) => Some(tolerance.unwrap_or_else(default_tolerance_seconds)),
             (None, None) => None,
@@ -222,11 +249,20 @@ impl GenericHmacSettings {
                 ))
             }
         };
+        let signed_headers = [
+            (Piece::Id, &self.id_header),
+            (Piece::Timestamp, &self.timestamp_header),
+        ]
+        .into_iter()
+        .filter(|(piece, _)| template.uses(piece))
+        .filter_map(|(_, name)| name.clone())
+        .collect();
         Ok(Validated {
             template,
             tolerance_seconds,
             id,
             event_type,
+            signed_headers,
         })
     }
 }
@@ -341,6 +377,12 @@ mod tests {
             (
                 |s| s.signed_content = "{id}.{body}".into(),
                 "generic_hmac.signed_content",
+            ),
+            // A timestamp header outside the signed bytes: freshness would
+            // trust a value anyone can change.
+            (
+                |s| s.signed_content = "{body}".into(),
+                "generic_hmac.timestamp_header",
             ),
             (
                 |s| {
