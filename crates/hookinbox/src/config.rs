@@ -95,6 +95,20 @@ pub struct AdminConfig {
     pub token: Option<String>,
     /// The bearer token from an environment variable.
     pub token_env: Option<String>,
+    /// Time for a request head to arrive, in milliseconds; an idle
+    /// keep-alive connection is closed after it too.
+    #[serde(default = "default_admin_header_read_timeout_ms")]
+    pub header_read_timeout_ms: u64,
+    /// Admin connections open at once; further ones wait until one closes.
+    #[serde(default = "default_admin_max_connections")]
+    pub max_connections: usize,
+}
+
+fn default_admin_header_read_timeout_ms() -> u64 {
+    5_000
+}
+fn default_admin_max_connections() -> usize {
+    16
 }
 
 /// Delivery workers.

@@ -1,8 +1,11 @@
 //! The HTTP/1.1 server loop: hyper with bounded request heads, a header read
-//! timeout (slow-loris protection) and graceful shutdown. Taking a bound
-//! listener lets tests and embedders run the service on port 0.
+//! timeout (slow-loris protection), a cap on open connections and graceful
+//! shutdown. Taking a bound listener lets tests and embedders run the
+//! service on port 0. Both listeners (public and admin) run through here,
+//! each with its own limits.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -10,13 +13,20 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 
 /// Limits on what one connection may send before the router sees it.
 #[derive(Debug, Clone, Copy)]
 pub struct HttpLimits {
     pub max_headers: usize,
     pub max_header_bytes: usize,
+    /// Time for a request head to arrive. hyper starts it when a connection
+    /// opens and again each time a keep-alive connection goes idle, so it is
+    /// also the idle timeout.
     pub header_read_timeout: Duration,
+    /// Connections open at once. Past it the loop stops accepting, so further
+    /// connections wait in the kernel's backlog and hold no file descriptor.
+    pub max_connections: usize,
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves, then stops
@@ -35,10 +45,13 @@ pub async fn serve(
         .max_buf_size(limits.max_header_bytes.max(8192))
         .header_read_timeout(limits.header_read_timeout);
     let graceful = GracefulShutdown::new();
+    let slots = Arc::new(Semaphore::new(
+        limits.max_connections.clamp(1, Semaphore::MAX_PERMITS),
+    ));
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
-            accepted = listener.accept() => {
+            (slot, accepted) = accept_in_slot(&listener, &slots) => {
                 let stream = match accepted {
                     Ok((stream, _)) => stream,
                     Err(error) => {
@@ -52,6 +65,7 @@ pub async fn serve(
                 let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(router.clone()));
                 let connection = graceful.watch(connection);
                 tokio::spawn(async move {
+                    let _slot = slot;
                     if let Err(error) = connection.await {
                         tracing::debug!(message = "Connection ended with an error.", %error);
                     }
@@ -67,6 +81,19 @@ pub async fn serve(
             tracing::warn!(message = "Shutdown grace period over; closing remaining connections.");
         }
     }
+}
+
+/// Waits for a free connection slot, then for a connection to fill it.
+async fn accept_in_slot(
+    listener: &TcpListener,
+    slots: &Arc<Semaphore>,
+) -> (
+    Option<tokio::sync::OwnedSemaphorePermit>,
+    std::io::Result<(tokio::net::TcpStream, std::net::SocketAddr)>,
+) {
+    // The semaphore is never closed, so this only fails if it were.
+    let slot = Arc::clone(slots).acquire_owned().await.ok();
+    (slot, listener.accept().await)
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -1,5 +1,6 @@
 //! The admin listener: token-protected Prometheus metrics and readiness,
-//! on an address of its own.
+//! on an address of its own, with its own limits: a header/idle timeout and
+//! a connection cap.
 
 mod support;
 
@@ -7,6 +8,7 @@ use std::time::Duration;
 
 use http_body_util::Full;
 use support::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 async fn admin_address(server: &Server) -> String {
     let mut address = None;
@@ -133,5 +135,85 @@ async fn metrics_count_outcomes_and_need_the_token() {
             .await
             .status,
         404
+    );
+}
+
+/// Starts `serve` with this `[admin]` section (plus `listen` on port 0
+/// unless the section sets it) and returns it with the admin address.
+async fn start_admin(dir: &std::path::Path, admin: &str) -> (Server, String) {
+    let listen = if admin.contains("listen") {
+        ""
+    } else {
+        "listen = \"127.0.0.1:0\"\n"
+    };
+    let extra = format!("[admin]\n{listen}{admin}");
+    let server = Server::start(dir, &config(&dir.join("inbox.db"), &extra));
+    let address = admin_address(&server).await;
+    (server, address)
+}
+
+/// Reads until the server closes the connection; panics if it does not
+/// within `limit` (the test's bound, far above the configured timeout).
+async fn read_until_closed(stream: &mut tokio::net::TcpStream, limit: Duration) -> Vec<u8> {
+    let mut received = Vec::new();
+    tokio::time::timeout(limit, stream.read_to_end(&mut received))
+        .await
+        .expect("the admin listener closed the idle connection")
+        .expect("read");
+    received
+}
+
+#[tokio::test]
+async fn idle_admin_connections_are_closed_after_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, admin) = start_admin(dir.path(), "header_read_timeout_ms = 300\n").await;
+
+    // A connection that never sends a byte.
+    let mut silent = tokio::net::TcpStream::connect(&admin).await.unwrap();
+    let opened = std::time::Instant::now();
+    assert!(read_until_closed(&mut silent, Duration::from_secs(10))
+        .await
+        .is_empty());
+    assert!(opened.elapsed() >= Duration::from_millis(300));
+
+    // A keep-alive connection after its answer.
+    let mut keep_alive = tokio::net::TcpStream::connect(&admin).await.unwrap();
+    keep_alive
+        .write_all(format!("GET /healthz HTTP/1.1\r\nhost: {admin}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let received = read_until_closed(&mut keep_alive, Duration::from_secs(10)).await;
+    let text = String::from_utf8_lossy(&received);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(text.ends_with("ok"), "{text}");
+}
+
+#[tokio::test]
+async fn connections_past_the_admin_cap_wait_for_a_free_slot() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, admin) = start_admin(
+        dir.path(),
+        "max_connections = 1\nheader_read_timeout_ms = 1000\n",
+    )
+    .await;
+    // Holds the only slot until its idle timeout closes it.
+    let holder = std::net::TcpStream::connect(&admin).unwrap();
+    holder.set_nonblocking(true).unwrap();
+
+    let answer = tokio::time::timeout(
+        Duration::from_secs(10),
+        get(&client(), &format!("http://{admin}/healthz"), None),
+    )
+    .await
+    .expect("answered once the slot was free");
+    assert_eq!(answer.status, 200);
+
+    // The answer came only after the holder was closed: the server closes
+    // a connection before it gives its slot to the next one.
+    let mut byte = [0u8; 1];
+    let read = std::io::Read::read(&mut &holder, &mut byte);
+    assert!(
+        matches!(read, Ok(0)),
+        "the holder was still open when the second connection was served: {read:?}"
     );
 }

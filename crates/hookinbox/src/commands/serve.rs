@@ -120,6 +120,9 @@ pub async fn serve_ingress(
         max_headers: config.max_headers,
         max_header_bytes: config.max_header_bytes,
         header_read_timeout: Duration::from_millis(config.header_read_timeout_ms),
+        // The public cap (`server.max_connections`, issue #8) is configured
+        // with the rest of the public listener's limits; uncapped until then.
+        max_connections: usize::MAX,
     };
     server::serve(
         listener,

@@ -2,8 +2,14 @@
 //! `/healthz`, on its own address so the public port serves only webhooks.
 //! With a token configured every request needs `Authorization: Bearer …`,
 //! compared in constant time.
+//!
+//! It is served by the same loop as the public listener
+//! ([`crate::server::serve`]) with limits of its own: a short header/idle
+//! timeout and a small connection cap, so idle connections to it cannot eat
+//! the process's file descriptors.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
@@ -14,7 +20,15 @@ use axum::Router;
 use hookinbox_store::Store;
 use subtle::ConstantTimeEq;
 
+use crate::server::{self, HttpLimits};
 use crate::telemetry::MetricsHandle;
+
+/// Header fields an admin request may carry: scrapers and curl send a handful.
+const MAX_HEADERS: usize = 32;
+/// Bytes of an admin request head (hyper's smallest read buffer).
+const MAX_HEADER_BYTES: usize = 8 * 1024;
+/// How long admin requests in flight may take to finish at shutdown.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 #[derive(Clone)]
 struct Admin {
@@ -93,6 +107,15 @@ pub async fn spawn(
         (None, None) => None,
         (Some(_), Some(_)) => anyhow::bail!("admin: set `token` or `token_env`, not both"),
     };
+    if config.header_read_timeout_ms == 0 || config.max_connections == 0 {
+        anyhow::bail!("admin: header_read_timeout_ms and max_connections must be positive");
+    }
+    let limits = HttpLimits {
+        max_headers: MAX_HEADERS,
+        max_header_bytes: MAX_HEADER_BYTES,
+        header_read_timeout: Duration::from_millis(config.header_read_timeout_ms),
+        max_connections: config.max_connections,
+    };
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("admin.listen: cannot listen on {}", config.listen))?;
@@ -102,12 +125,7 @@ pub async fn spawn(
         let stop = async move {
             let _ = shutdown.wait_for(|stop| *stop).await;
         };
-        if let Err(error) = axum::serve(listener, app)
-            .with_graceful_shutdown(stop)
-            .await
-        {
-            tracing::error!(message = "Admin listener failed.", %error);
-        }
+        server::serve(listener, app, limits, stop, SHUTDOWN_GRACE).await;
     });
     Ok(address)
 }
