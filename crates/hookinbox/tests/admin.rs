@@ -1,6 +1,6 @@
 //! The admin listener: token-protected Prometheus metrics and readiness,
-//! on an address of its own, with its own limits: a header/idle timeout and
-//! a connection cap.
+//! on an address of its own, with its own limits: a header/idle timeout, a
+//! connection cap and start-up rules for the token.
 
 mod support;
 
@@ -9,6 +9,9 @@ use std::time::Duration;
 use http_body_util::Full;
 use support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// A token long enough for the start-up rule (16 characters or more).
+const TOKEN: &str = "admin-t0ken-for-tests";
 
 async fn admin_address(server: &Server) -> String {
     let mut address = None;
@@ -26,9 +29,23 @@ async fn admin_address(server: &Server) -> String {
 }
 
 async fn get(client: &HttpClient, url: &str, token: Option<&str>) -> Answer {
+    let authorization = token.map(|token| format!("Bearer {token}"));
+    get_with(client, url, authorization.as_deref(), None).await
+}
+
+/// A GET with this `Authorization` value and `Host` (default: the URL's).
+async fn get_with(
+    client: &HttpClient,
+    url: &str,
+    authorization: Option<&str>,
+    host: Option<&str>,
+) -> Answer {
     let mut request = hyper::Request::get(url);
-    if let Some(token) = token {
-        request = request.header("authorization", format!("Bearer {token}"));
+    if let Some(authorization) = authorization {
+        request = request.header("authorization", authorization);
+    }
+    if let Some(host) = host {
+        request = request.header("host", host);
     }
     let response = client
         .request(request.body(Full::default()).unwrap())
@@ -51,7 +68,7 @@ async fn get(client: &HttpClient, url: &str, token: Option<&str>) -> Answer {
 async fn metrics_count_outcomes_and_need_the_token() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("inbox.db");
-    let extra = "[admin]\nlisten = \"127.0.0.1:0\"\ntoken = \"admin-t0ken\"\n";
+    let extra = &format!("[admin]\nlisten = \"127.0.0.1:0\"\ntoken = \"{TOKEN}\"\n");
     let server = Server::start(dir.path(), &config(&db, extra));
     let client = client();
     assert_eq!(
@@ -95,12 +112,7 @@ async fn metrics_count_outcomes_and_need_the_token() {
             .status,
         401
     );
-    let metrics = get(
-        &client,
-        &format!("http://{admin}/metrics"),
-        Some("admin-t0ken"),
-    )
-    .await;
+    let metrics = get(&client, &format!("http://{admin}/metrics"), Some(TOKEN)).await;
     assert_eq!(metrics.status, 200);
     let text = String::from_utf8_lossy(&metrics.body).into_owned();
     for expected in [
@@ -120,18 +132,14 @@ async fn metrics_count_outcomes_and_need_the_token() {
         "unknown endpoint ids are not labels"
     );
     assert_eq!(
-        get(
-            &client,
-            &format!("http://{admin}/readyz"),
-            Some("admin-t0ken")
-        )
-        .await
-        .status,
+        get(&client, &format!("http://{admin}/readyz"), Some(TOKEN))
+            .await
+            .status,
         200
     );
     // The public port does not serve the admin routes.
     assert_eq!(
-        get(&client, &server.url("/metrics"), Some("admin-t0ken"))
+        get(&client, &server.url("/metrics"), Some(TOKEN))
             .await
             .status,
         404
@@ -150,6 +158,90 @@ async fn start_admin(dir: &std::path::Path, admin: &str) -> (Server, String) {
     let server = Server::start(dir, &config(&dir.join("inbox.db"), &extra));
     let address = admin_address(&server).await;
     (server, address)
+}
+
+#[test]
+fn weak_tokens_and_an_exposed_address_without_one_stop_start_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    // (admin section, environment, field named, reason given)
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str, &'a str);
+    let cases: [Case; 5] = [
+        (
+            "listen = \"127.0.0.1:0\"\ntoken = \"\"",
+            &[],
+            "admin.token: ",
+            "empty",
+        ),
+        (
+            "listen = \"127.0.0.1:0\"\ntoken = \"fifteen-chars-x\"",
+            &[],
+            "admin.token: ",
+            "at least 16",
+        ),
+        (
+            "listen = \"127.0.0.1:0\"\ntoken_env = \"HOOKINBOX_ADMIN_TOKEN\"",
+            &[("HOOKINBOX_ADMIN_TOKEN", "")],
+            "admin.token_env: ",
+            "empty",
+        ),
+        (
+            "listen = \"127.0.0.1:0\"\ntoken_env = \"HOOKINBOX_ADMIN_TOKEN\"",
+            &[("HOOKINBOX_ADMIN_TOKEN", "short")],
+            "admin.token_env: ",
+            "at least 16",
+        ),
+        (
+            "listen = \"0.0.0.0:0\"",
+            &[],
+            "admin.token: ",
+            "not a loopback address",
+        ),
+    ];
+    for (admin, env, field, why) in cases {
+        let path = dir.path().join("refused.toml");
+        std::fs::write(&path, config(&db, &format!("[admin]\n{admin}\n"))).unwrap();
+        let (code, stderr) = serve_refused(&path, env);
+        assert_eq!(code, Some(2), "{admin}: {stderr}");
+        assert!(
+            stderr.contains(field),
+            "expected `{field}` for {admin}: {stderr}"
+        );
+        assert!(
+            stderr.contains(why),
+            "expected `{why}` for {admin}: {stderr}"
+        );
+        assert!(
+            !stderr.contains("fifteen-chars-x"),
+            "the token leaked: {stderr}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_bearer_scheme_is_any_case_and_healthz_needs_no_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, admin) = start_admin(dir.path(), &format!("token = \"{TOKEN}\"\n")).await;
+    let client = client();
+    let metrics = format!("http://{admin}/metrics");
+    for scheme in ["Bearer", "bearer", "BEARER"] {
+        let authorization = format!("{scheme} {TOKEN}");
+        let answer = get_with(&client, &metrics, Some(&authorization), None).await;
+        assert_eq!(answer.status, 200, "{scheme}");
+    }
+    let wrong = get_with(&client, &metrics, Some(&format!("Basic {TOKEN}")), None).await;
+    assert_eq!(wrong.status, 401);
+    assert_eq!(wrong.headers["www-authenticate"], "Bearer");
+    assert_eq!(get(&client, &metrics, Some("")).await.status, 401);
+    assert_eq!(
+        get(&client, &format!("http://{admin}/readyz"), None)
+            .await
+            .status,
+        401
+    );
+    let health = get(&client, &format!("http://{admin}/healthz"), None).await;
+    assert_eq!(health.status, 200);
+    assert_eq!(&health.body[..], b"ok");
 }
 
 /// Reads until the server closes the connection; panics if it does not

@@ -1,16 +1,19 @@
 //! The admin listener (DESIGN.md §7): `/metrics` (Prometheus), `/readyz` and
 //! `/healthz`, on its own address so the public port serves only webhooks.
-//! With a token configured every request needs `Authorization: Bearer …`,
-//! compared in constant time.
 //!
 //! It is served by the same loop as the public listener
 //! ([`crate::server::serve`]) with limits of its own: a short header/idle
 //! timeout and a small connection cap, so idle connections to it cannot eat
-//! the process's file descriptors.
+//! the process's file descriptors. With a token configured every request
+//! except `/healthz` needs `Authorization: Bearer …` ([`token`]).
 
+pub mod token;
+
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::Context;
 use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
@@ -18,10 +21,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use hookinbox_store::Store;
-use subtle::ConstantTimeEq;
 
+use crate::config::{AdminConfig, ConfigError};
 use crate::server::{self, HttpLimits};
 use crate::telemetry::MetricsHandle;
+use token::AdminToken;
 
 /// Header fields an admin request may carry: scrapers and curl send a handful.
 const MAX_HEADERS: usize = 32;
@@ -30,43 +34,81 @@ const MAX_HEADER_BYTES: usize = 8 * 1024;
 /// How long admin requests in flight may take to finish at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
+/// The admin listener's configuration, checked: built before anything is
+/// opened, so a bad token stops start-up first.
+#[derive(Debug)]
+pub struct AdminSettings {
+    listen: SocketAddr,
+    token: Option<AdminToken>,
+    limits: HttpLimits,
+}
+
+impl AdminSettings {
+    /// Applies the token rules and checks the limits.
+    pub fn from_config(config: &AdminConfig) -> Result<AdminSettings, ConfigError> {
+        if config.header_read_timeout_ms == 0 {
+            return Err(ConfigError::invalid(
+                "admin.header_read_timeout_ms",
+                "must be positive",
+            ));
+        }
+        if config.max_connections == 0 {
+            return Err(ConfigError::invalid(
+                "admin.max_connections",
+                "must be positive",
+            ));
+        }
+        Ok(AdminSettings {
+            listen: config.listen,
+            token: AdminToken::from_config(config)?,
+            limits: HttpLimits {
+                max_headers: MAX_HEADERS,
+                max_header_bytes: MAX_HEADER_BYTES,
+                header_read_timeout: Duration::from_millis(config.header_read_timeout_ms),
+                max_connections: config.max_connections,
+            },
+        })
+    }
+}
+
 #[derive(Clone)]
 struct Admin {
     metrics: Option<MetricsHandle>,
     store: Arc<dyn Store>,
-    token: Option<Arc<str>>,
+    token: Option<AdminToken>,
 }
 
-/// The admin router.
+/// The admin router: routes behind the token.
 pub fn router(
     metrics: Option<MetricsHandle>,
     store: Arc<dyn Store>,
-    token: Option<String>,
+    token: Option<AdminToken>,
 ) -> Router {
     let admin = Admin {
         metrics,
         store,
-        token: token.map(Arc::from),
+        token,
     };
     Router::new()
         .route("/metrics", get(render_metrics))
         .route("/readyz", get(ready))
         .route("/healthz", get(|| async { "ok" }))
-        .layer(middleware::from_fn_with_state(admin.clone(), require_token))
+        .layer(middleware::from_fn_with_state(admin.clone(), guard))
         .with_state(admin)
 }
 
-async fn require_token(State(admin): State<Admin>, request: Request, next: Next) -> Response {
+/// The token, except for `/healthz`, which says only that the process is
+/// alive and must be probeable without credentials.
+async fn guard(State(admin): State<Admin>, request: Request, next: Next) -> Response {
     if let Some(token) = &admin.token {
-        let presented = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .unwrap_or("");
-        let matches: bool = presented.as_bytes().ct_eq(token.as_bytes()).into();
-        if !matches {
-            return (StatusCode::UNAUTHORIZED, "admin token required").into_response();
+        let open = request.uri().path() == "/healthz";
+        if !open && !token.admits(request.headers().get(header::AUTHORIZATION)) {
+            return (
+                StatusCode::UNAUTHORIZED,
+                [(header::WWW_AUTHENTICATE, "Bearer")],
+                "admin token required",
+            )
+                .into_response();
         }
     }
     next.run(request).await
@@ -91,41 +133,24 @@ async fn ready(State(admin): State<Admin>) -> Response {
     }
 }
 
-/// Binds and serves the admin listener in the background; returns its address.
+/// Binds and serves the admin listener in the background until `shutdown`
+/// turns true; returns its address.
 pub async fn spawn(
-    config: &crate::config::AdminConfig,
+    settings: AdminSettings,
     metrics: Option<MetricsHandle>,
     store: Arc<dyn Store>,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
-) -> anyhow::Result<std::net::SocketAddr> {
-    use anyhow::Context;
-    let token = match (&config.token, &config.token_env) {
-        (Some(token), None) => Some(token.clone()),
-        (None, Some(name)) => Some(std::env::var(name).with_context(|| {
-            format!("admin.token_env: environment variable `{name}` is not set")
-        })?),
-        (None, None) => None,
-        (Some(_), Some(_)) => anyhow::bail!("admin: set `token` or `token_env`, not both"),
-    };
-    if config.header_read_timeout_ms == 0 || config.max_connections == 0 {
-        anyhow::bail!("admin: header_read_timeout_ms and max_connections must be positive");
-    }
-    let limits = HttpLimits {
-        max_headers: MAX_HEADERS,
-        max_header_bytes: MAX_HEADER_BYTES,
-        header_read_timeout: Duration::from_millis(config.header_read_timeout_ms),
-        max_connections: config.max_connections,
-    };
-    let listener = tokio::net::TcpListener::bind(config.listen)
+) -> anyhow::Result<SocketAddr> {
+    let listener = tokio::net::TcpListener::bind(settings.listen)
         .await
-        .with_context(|| format!("admin.listen: cannot listen on {}", config.listen))?;
+        .with_context(|| format!("admin.listen: cannot listen on {}", settings.listen))?;
     let address = listener.local_addr()?;
-    let app = router(metrics, store, token);
+    let app = router(metrics, store, settings.token);
     tokio::spawn(async move {
         let stop = async move {
             let _ = shutdown.wait_for(|stop| *stop).await;
         };
-        server::serve(listener, app, limits, stop, SHUTDOWN_GRACE).await;
+        server::serve(listener, app, settings.limits, stop, SHUTDOWN_GRACE).await;
     });
     Ok(address)
 }

@@ -45,13 +45,23 @@ pub async fn run_with_handlers(
 ) -> anyhow::Result<()> {
     let config = Config::load(config_path)?;
     let endpoints = endpoint::build_all(&config)?;
+    let admin_settings = config
+        .admin
+        .as_ref()
+        .map(admin::AdminSettings::from_config)
+        .transpose()?;
     let sqlite = storage::open(&config)?;
     let store: Arc<dyn Store> = sqlite.clone();
     let metrics = telemetry::install();
     let (stop_workers, shutdown) = tokio::sync::watch::channel(false);
-    if let Some(admin_config) = &config.admin {
-        let admin_address =
-            admin::spawn(admin_config, metrics, Arc::clone(&store), shutdown.clone()).await?;
+    if let Some(admin_settings) = admin_settings {
+        let admin_address = admin::spawn(
+            admin_settings,
+            metrics,
+            Arc::clone(&store),
+            shutdown.clone(),
+        )
+        .await?;
         tracing::info!(message = "Admin listener up.", address = %admin_address);
     }
     // Before the listener: a handler target without a handler stops start-up.
