@@ -244,6 +244,18 @@ async fn the_bearer_scheme_is_any_case_and_healthz_needs_no_token() {
     assert_eq!(&health.body[..], b"ok");
 }
 
+#[tokio::test]
+async fn readyz_names_no_failing_check_when_ready() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, admin) = start_admin(dir.path(), "").await;
+    let answer = get(&client(), &format!("http://{admin}/readyz"), None).await;
+    assert_eq!(answer.status, 200);
+    assert_eq!(
+        answer.json(),
+        serde_json::json!({"ready": true, "failing": []})
+    );
+}
+
 /// Reads until the server closes the connection; panics if it does not
 /// within `limit` (the test's bound, far above the configured timeout).
 async fn read_until_closed(stream: &mut tokio::net::TcpStream, limit: Duration) -> Vec<u8> {

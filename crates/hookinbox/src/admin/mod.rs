@@ -7,6 +7,7 @@
 //! the process's file descriptors. With a token configured every request
 //! except `/healthz` needs `Authorization: Bearer …` ([`token`]).
 
+pub mod readiness;
 pub mod token;
 
 use std::net::SocketAddr;
@@ -25,6 +26,7 @@ use hookinbox_store::Store;
 use crate::config::{AdminConfig, ConfigError};
 use crate::server::{self, HttpLimits};
 use crate::telemetry::MetricsHandle;
+use readiness::Readiness;
 use token::AdminToken;
 
 /// Header fields an admin request may carry: scrapers and curl send a handful.
@@ -74,7 +76,7 @@ impl AdminSettings {
 #[derive(Clone)]
 struct Admin {
     metrics: Option<MetricsHandle>,
-    store: Arc<dyn Store>,
+    readiness: Arc<Readiness>,
     token: Option<AdminToken>,
 }
 
@@ -86,7 +88,7 @@ pub fn router(
 ) -> Router {
     let admin = Admin {
         metrics,
-        store,
+        readiness: Arc::new(Readiness::new(store)),
         token,
     };
     Router::new()
@@ -125,12 +127,8 @@ async fn render_metrics(State(admin): State<Admin>) -> Response {
     }
 }
 
-/// Ready when the store answers a read.
 async fn ready(State(admin): State<Admin>) -> Response {
-    match admin.store.load_event("readiness-probe").await {
-        Ok(_) => "ready".into_response(),
-        Err(error) => (StatusCode::SERVICE_UNAVAILABLE, error.to_string()).into_response(),
-    }
+    admin.readiness.check().await.into_response()
 }
 
 /// Binds and serves the admin listener in the background until `shutdown`
