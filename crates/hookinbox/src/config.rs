@@ -95,6 +95,12 @@ pub struct AdminConfig {
     pub token: Option<String>,
     /// The bearer token from an environment variable.
     pub token_env: Option<String>,
+    /// `Host` header values admitted besides an IP address or `localhost`
+    /// with the listen port (the DNS rebinding guard), exactly as clients
+    /// send them: `"admin.internal:9090"`, or a bare name behind a proxy on
+    /// the default port.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
     /// Time for a request head to arrive, in milliseconds; an idle
     /// keep-alive connection is closed after it too.
     #[serde(default = "default_admin_header_read_timeout_ms")]

@@ -1,6 +1,6 @@
 //! The admin listener: token-protected Prometheus metrics and readiness,
 //! on an address of its own, with its own limits: a header/idle timeout, a
-//! connection cap and start-up rules for the token.
+//! connection cap, a `Host` allowlist and start-up rules for the token.
 
 mod support;
 
@@ -254,6 +254,60 @@ async fn readyz_names_no_failing_check_when_ready() {
         answer.json(),
         serde_json::json!({"ready": true, "failing": []})
     );
+}
+
+#[tokio::test]
+async fn only_allowed_hosts_reach_the_admin_listener() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = reserve_port().port();
+    let (_server, admin) = start_admin(
+        dir.path(),
+        &format!(
+            "listen = \"127.0.0.1:{port}\"\ntoken = \"{TOKEN}\"\n\
+             allowed_hosts = [\"admin.internal:{port}\", \"metrics.example\"]\n"
+        ),
+    )
+    .await;
+    let client = client();
+    let bearer = format!("Bearer {TOKEN}");
+    let status = |path: &'static str, host: String| {
+        let client = client.clone();
+        let bearer = bearer.clone();
+        let url = format!("http://{admin}{path}");
+        async move {
+            get_with(&client, &url, Some(&bearer), Some(&host))
+                .await
+                .status
+        }
+    };
+    for host in [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("admin.internal:{port}"),
+        format!("ADMIN.internal:{port}"),
+        "metrics.example".to_owned(),
+    ] {
+        assert_eq!(status("/metrics", host.clone()).await, 200, "{host}");
+    }
+    // A rebound name: the browser sends the attacker's host name, with or
+    // without the right token.
+    for host in [
+        format!("evil.example:{port}"),
+        format!("admin.internal.evil.example:{port}"),
+        format!("localhost:{}", port.wrapping_add(1)),
+        "admin.internal".to_owned(),
+    ] {
+        assert_eq!(status("/metrics", host.clone()).await, 421, "{host}");
+        assert_eq!(status("/healthz", host.clone()).await, 421, "{host}");
+    }
+    let unauthenticated = get_with(
+        &client,
+        &format!("http://{admin}/metrics"),
+        None,
+        Some(&format!("evil.example:{port}")),
+    )
+    .await;
+    assert_eq!(unauthenticated.status, 421, "the Host check comes first");
 }
 
 /// Reads until the server closes the connection; panics if it does not

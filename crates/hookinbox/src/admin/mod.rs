@@ -4,9 +4,11 @@
 //! It is served by the same loop as the public listener
 //! ([`crate::server::serve`]) with limits of its own: a short header/idle
 //! timeout and a small connection cap, so idle connections to it cannot eat
-//! the process's file descriptors. With a token configured every request
-//! except `/healthz` needs `Authorization: Bearer …` ([`token`]).
+//! the process's file descriptors. Every request passes the `Host` check
+//! ([`host_allowlist`]); with a token configured every request except
+//! `/healthz` needs `Authorization: Bearer …` ([`token`]).
 
+pub mod host_allowlist;
 pub mod readiness;
 pub mod token;
 
@@ -26,6 +28,7 @@ use hookinbox_store::Store;
 use crate::config::{AdminConfig, ConfigError};
 use crate::server::{self, HttpLimits};
 use crate::telemetry::MetricsHandle;
+use host_allowlist::HostAllowlist;
 use readiness::Readiness;
 use token::AdminToken;
 
@@ -37,16 +40,17 @@ const MAX_HEADER_BYTES: usize = 8 * 1024;
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// The admin listener's configuration, checked: built before anything is
-/// opened, so a bad token stops start-up first.
+/// opened, so a bad token or host list stops start-up first.
 #[derive(Debug)]
 pub struct AdminSettings {
     listen: SocketAddr,
     token: Option<AdminToken>,
+    hosts: HostAllowlist,
     limits: HttpLimits,
 }
 
 impl AdminSettings {
-    /// Applies the token rules and checks the limits.
+    /// Applies the token rules, checks `allowed_hosts` and the limits.
     pub fn from_config(config: &AdminConfig) -> Result<AdminSettings, ConfigError> {
         if config.header_read_timeout_ms == 0 {
             return Err(ConfigError::invalid(
@@ -63,6 +67,7 @@ impl AdminSettings {
         Ok(AdminSettings {
             listen: config.listen,
             token: AdminToken::from_config(config)?,
+            hosts: HostAllowlist::new(config.listen.port(), &config.allowed_hosts)?,
             limits: HttpLimits {
                 max_headers: MAX_HEADERS,
                 max_header_bytes: MAX_HEADER_BYTES,
@@ -78,18 +83,21 @@ struct Admin {
     metrics: Option<MetricsHandle>,
     readiness: Arc<Readiness>,
     token: Option<AdminToken>,
+    hosts: Arc<HostAllowlist>,
 }
 
-/// The admin router: routes behind the token.
+/// The admin router: routes behind the `Host` check and the token.
 pub fn router(
     metrics: Option<MetricsHandle>,
     store: Arc<dyn Store>,
     token: Option<AdminToken>,
+    hosts: HostAllowlist,
 ) -> Router {
     let admin = Admin {
         metrics,
         readiness: Arc::new(Readiness::new(store)),
         token,
+        hosts: Arc::new(hosts),
     };
     Router::new()
         .route("/metrics", get(render_metrics))
@@ -99,9 +107,20 @@ pub fn router(
         .with_state(admin)
 }
 
-/// The token, except for `/healthz`, which says only that the process is
-/// alive and must be probeable without credentials.
+/// The `Host` check, then the token (except for `/healthz`, which says only
+/// that the process is alive and must be probeable without credentials).
 async fn guard(State(admin): State<Admin>, request: Request, next: Next) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok());
+    if !host.is_some_and(|host| admin.hosts.admits(host)) {
+        return (
+            StatusCode::MISDIRECTED_REQUEST,
+            "host not allowed; list it in admin.allowed_hosts",
+        )
+            .into_response();
+    }
     if let Some(token) = &admin.token {
         let open = request.uri().path() == "/healthz";
         if !open && !token.admits(request.headers().get(header::AUTHORIZATION)) {
@@ -143,7 +162,8 @@ pub async fn spawn(
         .await
         .with_context(|| format!("admin.listen: cannot listen on {}", settings.listen))?;
     let address = listener.local_addr()?;
-    let app = router(metrics, store, settings.token);
+    let hosts = settings.hosts.at_port(address.port());
+    let app = router(metrics, store, settings.token, hosts);
     tokio::spawn(async move {
         let stop = async move {
             let _ = shutdown.wait_for(|stop| *stop).await;
