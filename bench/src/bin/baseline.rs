@@ -154,6 +154,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         endpoints,
         Arc::new(DiscardStore),
         &config.server,
+        None,
         server::shutdown_signal(),
     )
     .await;

@@ -51,6 +51,27 @@ pub struct ServerConfig {
     /// How long in-flight requests may take to finish at shutdown, in milliseconds.
     #[serde(default = "default_shutdown_grace_ms")]
     pub shutdown_grace_ms: u64,
+    /// TLS on the public listener, for deployments without a terminating proxy.
+    pub tls: Option<TlsConfig>,
+}
+
+/// `[server.tls]`: the certificate the public listener presents. Reloaded
+/// on SIGHUP; new handshakes use the new files, open connections keep theirs.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsConfig {
+    /// PEM file of the certificate chain, leaf first (relative to the config file).
+    pub cert_file: PathBuf,
+    /// PEM file of the private key: PKCS#8, PKCS#1 or SEC1 (relative to the config file).
+    pub key_file: PathBuf,
+    /// Time allowed for a TLS handshake, in milliseconds: a client that
+    /// opens a connection and then stalls the handshake is a slow-loris too.
+    #[serde(default = "default_tls_handshake_timeout_ms")]
+    pub handshake_timeout_ms: u64,
+}
+
+fn default_tls_handshake_timeout_ms() -> u64 {
+    10_000
 }
 
 fn default_listen() -> SocketAddr {
@@ -81,6 +102,7 @@ impl Default for ServerConfig {
             header_read_timeout_ms: default_header_read_timeout_ms(),
             body_read_timeout_ms: default_body_read_timeout_ms(),
             shutdown_grace_ms: default_shutdown_grace_ms(),
+            tls: None,
         }
     }
 }

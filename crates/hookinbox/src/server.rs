@@ -9,11 +9,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use hyper::server::conn::http1::Builder as Http1Builder;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use hyper_util::service::TowerToHyperService;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
+
+use crate::tls_listener::TlsListener;
 
 /// Limits on what one connection may send before the router sees it.
 #[derive(Debug, Clone, Copy)]
@@ -30,15 +33,17 @@ pub struct HttpLimits {
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves, then stops
-/// accepting and gives in-flight requests up to `grace` to finish.
+/// accepting and gives in-flight requests up to `grace` to finish. With
+/// `tls`, each connection first completes a TLS handshake in its own task.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     limits: HttpLimits,
+    tls: Option<TlsListener>,
     shutdown: impl Future<Output = ()>,
     grace: Duration,
 ) {
-    let mut http = hyper::server::conn::http1::Builder::new();
+    let mut http = Http1Builder::new();
     http.timer(TokioTimer::new())
         .keep_alive(true)
         .max_headers(limits.max_headers)
@@ -62,13 +67,10 @@ pub async fn serve(
                     }
                 };
                 let _ = stream.set_nodelay(true);
-                let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(router.clone()));
-                let connection = graceful.watch(connection);
+                let connection = serve_connection(http.clone(), stream, router.clone(), tls.clone(), graceful.watcher());
                 tokio::spawn(async move {
                     let _slot = slot;
-                    if let Err(error) = connection.await {
-                        tracing::debug!(message = "Connection ended with an error.", %error);
-                    }
+                    connection.await;
                 });
             }
             () = &mut shutdown => break,
@@ -83,13 +85,44 @@ pub async fn serve(
     }
 }
 
+/// One connection: its TLS handshake when `tls` is set, then HTTP/1.1
+/// until it closes, watched for graceful shutdown.
+async fn serve_connection(
+    http: Http1Builder,
+    stream: TcpStream,
+    router: Router,
+    tls: Option<TlsListener>,
+    watcher: Watcher,
+) {
+    let service = TowerToHyperService::new(router);
+    let served = match tls {
+        None => {
+            let connection = http.serve_connection(TokioIo::new(stream), service);
+            watcher.watch(connection).await
+        }
+        Some(tls) => match tls.handshake(stream).await {
+            Ok(stream) => {
+                let connection = http.serve_connection(TokioIo::new(stream), service);
+                watcher.watch(connection).await
+            }
+            Err(error) => {
+                tracing::debug!(message = "TLS handshake failed.", %error);
+                return;
+            }
+        },
+    };
+    if let Err(error) = served {
+        tracing::debug!(message = "Connection ended with an error.", %error);
+    }
+}
+
 /// Waits for a free connection slot, then for a connection to fill it.
 async fn accept_in_slot(
     listener: &TcpListener,
     slots: &Arc<Semaphore>,
 ) -> (
     Option<tokio::sync::OwnedSemaphorePermit>,
-    std::io::Result<(tokio::net::TcpStream, std::net::SocketAddr)>,
+    std::io::Result<(TcpStream, std::net::SocketAddr)>,
 ) {
     // The semaphore is never closed, so this only fails if it were.
     let slot = Arc::clone(slots).acquire_owned().await.ok();

@@ -168,7 +168,7 @@ pub async fn spawn(
         let stop = async move {
             let _ = shutdown.wait_for(|stop| *stop).await;
         };
-        server::serve(listener, app, settings.limits, stop, SHUTDOWN_GRACE).await;
+        server::serve(listener, app, settings.limits, None, stop, SHUTDOWN_GRACE).await;
     });
     Ok(address)
 }

@@ -14,6 +14,7 @@ use crate::config::{Config, ServerConfig};
 use crate::delivery::HandlerRegistry;
 use crate::endpoint::Endpoints;
 use crate::server::{self, HttpLimits};
+use crate::tls_listener::TlsListener;
 use crate::{admin, delivery, endpoint, ingress, storage, telemetry};
 use hookinbox_store::Store;
 
@@ -50,6 +51,12 @@ pub async fn run_with_handlers(
         .as_ref()
         .map(admin::AdminSettings::from_config)
         .transpose()?;
+    let tls = config
+        .server
+        .tls
+        .as_ref()
+        .map(|tls| TlsListener::from_config(tls, &config.base_dir))
+        .transpose()?;
     let sqlite = storage::open(&config)?;
     let store: Arc<dyn Store> = sqlite.clone();
     let metrics = telemetry::install();
@@ -81,15 +88,17 @@ pub async fn run_with_handlers(
         .await
         .with_context(|| format!("cannot listen on {address}"))?;
     let bound = listener.local_addr()?;
-    announce(bound)?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    announce_url(&format!("{scheme}://{bound}"))?;
     tracing::info!(
         message = "Serving.",
         address = %bound,
+        tls = tls.is_some(),
         endpoints = endpoints.len(),
         storage = %config.storage.url
     );
 
-    serve_ingress(listener, endpoints, store, &config.server, stop_signal).await;
+    serve_ingress(listener, endpoints, store, &config.server, tls, stop_signal).await;
     tracing::info!(message = "Stopped accepting; finishing deliveries in flight.");
     let _ = stop_workers.send(true);
     if let Some(mut delivery) = delivery {
@@ -104,20 +113,25 @@ pub async fn run_with_handlers(
 
 /// The one line on stdout: scripts and tests read the bound address from it.
 pub fn announce(bound: SocketAddr) -> std::io::Result<()> {
+    announce_url(&format!("http://{bound}"))
+}
+
+fn announce_url(url: &str) -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "hookinbox listening on http://{bound}")?;
+    writeln!(stdout, "hookinbox listening on {url}")?;
     stdout.flush()
 }
 
 /// The public listener: the ingress router over `store`, with the
-/// configured HTTP limits, until `stop_signal` completes and the grace
-/// period for in-flight requests has passed. The benchmark baseline runs
-/// the same function with a store that keeps nothing.
+/// configured HTTP limits (and TLS when `tls` is given), until `stop_signal`
+/// completes and the grace period for in-flight requests has passed. The
+/// benchmark baseline runs the same function with a store that keeps nothing.
 pub async fn serve_ingress(
     listener: TcpListener,
     endpoints: Endpoints,
     store: Arc<dyn Store>,
     config: &ServerConfig,
+    tls: Option<TlsListener>,
     stop_signal: impl std::future::Future<Output = ()> + Send,
 ) {
     let state = AppState {
@@ -138,6 +152,7 @@ pub async fn serve_ingress(
         listener,
         ingress::router(state),
         limits,
+        tls,
         stop_signal,
         Duration::from_millis(config.shutdown_grace_ms),
     )
