@@ -1,7 +1,14 @@
-//! The public listener's TLS certificate: `[server.tls]`'s PEM files, read
-//! and checked (the key must belong to the certificate) before anything
-//! listens. The pair lives behind rustls' [`ResolvesServerCert`], asked once
-//! per handshake.
+//! The public listener's TLS certificate, replaceable while the process
+//! runs.
+//!
+//! Certificates expire and are renewed (ACME every 60–90 days), so a
+//! restart must not be the only way to change one: SIGHUP re-reads
+//! `[server.tls]`'s files. The certificate lives behind rustls'
+//! [`ResolvesServerCert`], asked once per handshake, so a swap changes what
+//! new handshakes present while established connections keep their session.
+//! A new pair that cannot be used (unreadable, not PEM, key not matching the
+//! certificate — for instance while a renewal has written one file and not
+//! yet the other) is refused as a whole and the current pair stays.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -101,26 +108,68 @@ fn read(path: &Path, field: &'static str) -> Result<Vec<u8>, CertificateError> {
     })
 }
 
-/// The pair new handshakes present.
+/// The pair new handshakes present, swapped by [`ReloadableCertificate::reload`].
 #[derive(Debug)]
-pub struct ServerCertificate {
+pub struct ReloadableCertificate {
+    files: CertificateFiles,
+    provider: Arc<CryptoProvider>,
     current: RwLock<Arc<CertifiedKey>>,
 }
 
-impl ServerCertificate {
+impl ReloadableCertificate {
     /// Loads the pair once; start-up fails if it cannot be used.
     pub fn load(
         files: CertificateFiles,
         provider: Arc<CryptoProvider>,
-    ) -> Result<ServerCertificate, CertificateError> {
+    ) -> Result<ReloadableCertificate, CertificateError> {
         let current = files.load(&provider)?;
-        Ok(ServerCertificate {
+        Ok(ReloadableCertificate {
+            files,
+            provider,
             current: RwLock::new(Arc::new(current)),
         })
     }
+
+    /// Reads the files again; on success new handshakes present the new
+    /// pair, on error the current one stays.
+    pub fn reload(&self) -> Result<(), CertificateError> {
+        let fresh = Arc::new(self.files.load(&self.provider)?);
+        // A poisoned lock only means a writer panicked mid-assignment of an
+        // Arc, which cannot leave it half-written: take it over.
+        *self.current.write().unwrap_or_else(|p| p.into_inner()) = fresh;
+        Ok(())
+    }
+
+    /// Reloads on every SIGHUP, logging the outcome, for as long as the
+    /// process runs. The handler is installed before this returns, so a
+    /// SIGHUP sent after start-up never takes the default action (exit).
+    pub fn reload_on_sighup(self: &Arc<Self>) -> std::io::Result<()> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let mut hangups = signal(SignalKind::hangup())?;
+            let certificate = Arc::clone(self);
+            tokio::spawn(async move {
+                while hangups.recv().await.is_some() {
+                    match certificate.reload() {
+                        Ok(()) => tracing::info!(
+                            message = "TLS certificate reloaded.",
+                            cert_file = %certificate.files.cert_file.display()
+                        ),
+                        Err(error) => tracing::error!(
+                            message = "TLS certificate reload failed; keeping the current certificate.",
+                            field = error.field(),
+                            %error
+                        ),
+                    }
+                }
+            });
+        }
+        Ok(())
+    }
 }
 
-impl ResolvesServerCert for ServerCertificate {
+impl ResolvesServerCert for ReloadableCertificate {
     fn resolve(&self, _: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
         let current = self.current.read().unwrap_or_else(|p| p.into_inner());
         Some(Arc::clone(&current))

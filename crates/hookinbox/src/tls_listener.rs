@@ -1,6 +1,6 @@
 //! TLS on the public listener (`[server.tls]`), for deployments without a
 //! terminating proxy: rustls on the ring provider, the certificate from
-//! [`ServerCertificate`], and a deadline on every handshake — a client
+//! [`ReloadableCertificate`], and a deadline on every handshake — a client
 //! that opens a connection and then trickles its ClientHello holds a
 //! connection slot exactly like a slow request head does.
 //!
@@ -21,7 +21,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::server::TlsStream;
 
 use crate::config::{ConfigError, TlsConfig};
-use crate::tls_certificate::{CertificateFiles, ServerCertificate};
+use crate::tls_certificate::{CertificateFiles, ReloadableCertificate};
 
 /// Why a connection ended before its handshake completed.
 #[derive(Debug, thiserror::Error)]
@@ -36,12 +36,13 @@ pub enum HandshakeError {
 #[derive(Clone)]
 pub struct TlsListener {
     acceptor: tokio_rustls::TlsAcceptor,
+    certificate: Arc<ReloadableCertificate>,
     handshake_timeout: Duration,
 }
 
 impl TlsListener {
     /// Reads `[server.tls]` (paths relative to `base_dir`); errors name the
-    /// field.
+    /// field. Does not install the SIGHUP reload: see [`Self::reload_on_sighup`].
     pub fn from_config(
         config: &TlsConfig,
         base_dir: &std::path::Path,
@@ -54,17 +55,23 @@ impl TlsListener {
         }
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let files = CertificateFiles::from_config(config, base_dir);
-        let certificate = Arc::new(ServerCertificate::load(files, Arc::clone(&provider))?);
+        let certificate = Arc::new(ReloadableCertificate::load(files, Arc::clone(&provider))?);
         let mut server_config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| ConfigError::invalid("server.tls", e.to_string()))?
             .with_no_client_auth()
-            .with_cert_resolver(certificate);
+            .with_cert_resolver(Arc::clone(&certificate) as _);
         server_config.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(TlsListener {
             acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(server_config)),
+            certificate,
             handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
         })
+    }
+
+    /// Re-reads the certificate files on every SIGHUP from now on.
+    pub fn reload_on_sighup(&self) -> std::io::Result<()> {
+        self.certificate.reload_on_sighup()
     }
 
     /// Runs the server side of the handshake, within the deadline.

@@ -1,8 +1,9 @@
 //! TLS on the public listener (`[server.tls]`) through the real binary: a
 //! CA made at test time, a server certificate for 127.0.0.1, clients that
 //! trust only the CA they are given. Covers a signed request over TLS,
-//! plain HTTP refused, the handshake deadline and start-up refusals naming
-//! the field.
+//! plain HTTP refused, the handshake deadline, the SIGHUP reload (new
+//! certificate for new connections, open connections kept, a broken file
+//! keeps the old pair) and start-up refusals naming the field.
 
 mod support;
 
@@ -107,6 +108,23 @@ fn der(pem: &str) -> CertificateDer<'static> {
     CertificateDer::from_pem_slice(pem.as_bytes()).unwrap()
 }
 
+fn sighup(server: &Server) {
+    let status = std::process::Command::new("kill")
+        .args(["-HUP", &server.pid().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success());
+}
+
+/// Waits until the server's log holds `count` lines containing `needle`.
+async fn logged(server: &Server, needle: &str, count: usize) {
+    let seen = eventually(Duration::from_secs(10), || {
+        server.logs().matches(needle).count() >= count
+    })
+    .await;
+    assert!(seen, "no {needle:?} (x{count}) in:\n{}", server.logs());
+}
+
 #[tokio::test]
 async fn a_signed_request_over_tls_is_accepted_and_plain_http_is_not() {
     let pki = TestPki::new(&["127.0.0.1"]);
@@ -150,6 +168,67 @@ async fn a_stalled_handshake_is_closed_at_its_deadline() {
         .expect("the server closed the connection that never said hello")
         .expect("read");
     assert!(received.is_empty(), "{received:?}");
+}
+
+#[tokio::test]
+async fn sighup_gives_new_connections_the_new_certificate_and_keeps_open_ones() {
+    let first = TestPki::new(&["127.0.0.1"]);
+    let second = TestPki::new(&["127.0.0.1"]);
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_tls(dir.path(), &first, "");
+    let mut open = connect(&server, &first.ca_pem)
+        .await
+        .expect("TLS connection");
+    assert_eq!(open.post_event("evt_before").await, 200);
+
+    install(dir.path(), &second);
+    sighup(&server);
+    logged(&server, "TLS certificate reloaded.", 1).await;
+
+    let mut fresh = connect(&server, &second.ca_pem)
+        .await
+        .expect("a new connection under the new CA");
+    assert_eq!(fresh.presented, der(&second.cert_pem));
+    assert_eq!(fresh.post_event("evt_after").await, 200);
+    let refused = connect(&server, &first.ca_pem).await;
+    assert!(
+        refused.is_err(),
+        "a new connection still got the old certificate"
+    );
+    // The connection opened before the reload keeps working.
+    assert_eq!(open.post_event("evt_on_old_connection").await, 200);
+    assert_eq!(inbox_rows(&dir.path().join("inbox.db")).len(), 3);
+}
+
+#[tokio::test]
+async fn a_broken_file_on_reload_keeps_the_current_certificate() {
+    let current = TestPki::new(&["127.0.0.1"]);
+    let other = TestPki::new(&["127.0.0.1"]);
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_tls(dir.path(), &current, "");
+
+    // Not PEM at all.
+    replace(dir.path(), "cert.pem", "renewal in progress\n");
+    sighup(&server);
+    logged(&server, "TLS certificate reload failed", 1).await;
+    assert!(server.logs().contains("server.tls.cert_file"));
+    let mut after_garbage = connect(&server, &current.ca_pem)
+        .await
+        .expect("the current certificate is still presented");
+    assert_eq!(after_garbage.presented, der(&current.cert_pem));
+    assert_eq!(after_garbage.post_event("evt_1").await, 200);
+
+    // A certificate whose key is not the key file's: half of a renewal.
+    replace(dir.path(), "cert.pem", &other.cert_pem);
+    sighup(&server);
+    logged(&server, "TLS certificate reload failed", 2).await;
+    assert!(server.logs().contains("server.tls.key_file"));
+    let mut after_mismatch = connect(&server, &current.ca_pem)
+        .await
+        .expect("the current certificate is still presented");
+    assert_eq!(after_mismatch.presented, der(&current.cert_pem));
+    assert_eq!(after_mismatch.post_event("evt_2").await, 200);
+    assert!(!server.logs().contains("PRIVATE KEY"));
 }
 
 #[test]

@@ -88,6 +88,11 @@ pub async fn run_with_handlers(
         .await
         .with_context(|| format!("cannot listen on {address}"))?;
     let bound = listener.local_addr()?;
+    if let Some(tls) = &tls {
+        // Before the announcement: from then on a SIGHUP reloads, never kills.
+        tls.reload_on_sighup()
+            .context("installing the SIGHUP handler for TLS reloads")?;
+    }
     let scheme = if tls.is_some() { "https" } else { "http" };
     announce_url(&format!("{scheme}://{bound}"))?;
     tracing::info!(

@@ -124,6 +124,11 @@ impl Server {
         let _ = self.child.wait();
     }
 
+    /// The process id, to send it signals (SIGHUP).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Everything the server wrote on stderr so far (all runs in this dir).
     pub fn logs(&self) -> String {
         std::fs::read_to_string(self.dir.join("stderr.log")).unwrap_or_default()
