@@ -155,6 +155,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         Arc::new(DiscardStore),
         &config.server,
         config.storage.commit_timeout,
+        None,
         server::shutdown_signal(),
     )
     .await;

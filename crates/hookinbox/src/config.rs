@@ -92,6 +92,27 @@ pub struct ServerConfig {
     /// How long in-flight requests may take to finish at shutdown, in milliseconds.
     #[serde(default = "default_shutdown_grace_ms")]
     pub shutdown_grace_ms: u64,
+    /// TLS on the public listener, for deployments without a terminating proxy.
+    pub tls: Option<TlsConfig>,
+}
+
+/// `[server.tls]`: the certificate the public listener presents. Reloaded
+/// on SIGHUP; new handshakes use the new files, open connections keep theirs.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsConfig {
+    /// PEM file of the certificate chain, leaf first (relative to the config file).
+    pub cert_file: PathBuf,
+    /// PEM file of the private key: PKCS#8, PKCS#1 or SEC1 (relative to the config file).
+    pub key_file: PathBuf,
+    /// Time allowed for a TLS handshake, in milliseconds: a client that
+    /// opens a connection and then stalls the handshake is a slow-loris too.
+    #[serde(default = "default_tls_handshake_timeout_ms")]
+    pub handshake_timeout_ms: u64,
+}
+
+fn default_tls_handshake_timeout_ms() -> u64 {
+    10_000
 }
 
 fn default_listen() -> SocketAddr {
@@ -162,6 +183,7 @@ impl Default for ServerConfig {
             trusted_proxies: Vec::new(),
             unverified_rate_limit: default_unverified_rate_limit(),
             shutdown_grace_ms: default_shutdown_grace_ms(),
+            tls: None,
         }
     }
 }
@@ -218,6 +240,26 @@ pub struct AdminConfig {
     pub token: Option<String>,
     /// The bearer token from an environment variable.
     pub token_env: Option<String>,
+    /// `Host` header values admitted besides an IP address or `localhost`
+    /// with the listen port (the DNS rebinding guard), exactly as clients
+    /// send them: `"admin.internal:9090"`, or a bare name behind a proxy on
+    /// the default port.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// Time for a request head to arrive, in milliseconds; an idle
+    /// keep-alive connection is closed after it too.
+    #[serde(default = "default_admin_header_read_timeout_ms")]
+    pub header_read_timeout_ms: u64,
+    /// Admin connections open at once; further ones wait until one closes.
+    #[serde(default = "default_admin_max_connections")]
+    pub max_connections: usize,
+}
+
+fn default_admin_header_read_timeout_ms() -> u64 {
+    5_000
+}
+fn default_admin_max_connections() -> usize {
+    16
 }
 
 /// Delivery workers.

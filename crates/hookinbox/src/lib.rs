@@ -20,3 +20,5 @@ pub mod secret_source;
 pub mod server;
 pub mod storage;
 pub mod telemetry;
+pub mod tls_certificate;
+pub mod tls_listener;

@@ -20,6 +20,7 @@ use crate::ingress::body_pace::BodyPace;
 use crate::ingress::client_address::TrustedProxies;
 use crate::ingress::client_refusals::ClientRefusals;
 use crate::server::{self, HttpLimits};
+use crate::tls_listener::TlsListener;
 use crate::{admin, delivery, endpoint, ingress, storage, telemetry};
 use hookinbox_store::Store;
 
@@ -51,13 +52,29 @@ pub async fn run_with_handlers(
 ) -> anyhow::Result<()> {
     let config = Config::load(config_path)?;
     let endpoints = endpoint::build_all(&config)?;
+    let admin_settings = config
+        .admin
+        .as_ref()
+        .map(admin::AdminSettings::from_config)
+        .transpose()?;
+    let tls = config
+        .server
+        .tls
+        .as_ref()
+        .map(|tls| TlsListener::from_config(tls, &config.base_dir))
+        .transpose()?;
     let sqlite = storage::open(&config)?;
     let store: Arc<dyn Store> = sqlite.clone();
     let metrics = telemetry::install();
     let (stop_workers, shutdown) = tokio::sync::watch::channel(false);
-    if let Some(admin_config) = &config.admin {
-        let admin_address =
-            admin::spawn(admin_config, metrics, Arc::clone(&store), shutdown.clone()).await?;
+    if let Some(admin_settings) = admin_settings {
+        let admin_address = admin::spawn(
+            admin_settings,
+            metrics,
+            Arc::clone(&store),
+            shutdown.clone(),
+        )
+        .await?;
         tracing::info!(message = "Admin listener up.", address = %admin_address);
     }
     // Before the listener: a handler target without a handler stops start-up.
@@ -76,10 +93,17 @@ pub async fn run_with_handlers(
     let listener = server::bind(address, config.server.listen_backlog)
         .with_context(|| format!("cannot listen on {address}"))?;
     let bound = listener.local_addr()?;
-    announce(bound)?;
+    if let Some(tls) = &tls {
+        // Before the announcement: from then on a SIGHUP reloads, never kills.
+        tls.reload_on_sighup()
+            .context("installing the SIGHUP handler for TLS reloads")?;
+    }
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    announce_url(&format!("{scheme}://{bound}"))?;
     tracing::info!(
         message = "Serving.",
         address = %bound,
+        tls = tls.is_some(),
         endpoints = endpoints.len(),
         storage = %config.storage.url
     );
@@ -90,6 +114,7 @@ pub async fn run_with_handlers(
         store,
         &config.server,
         config.storage.commit_timeout,
+        tls,
         stop_signal,
     )
     .await;
@@ -107,22 +132,28 @@ pub async fn run_with_handlers(
 
 /// The one line on stdout: scripts and tests read the bound address from it.
 pub fn announce(bound: SocketAddr) -> std::io::Result<()> {
+    announce_url(&format!("http://{bound}"))
+}
+
+fn announce_url(url: &str) -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "hookinbox listening on http://{bound}")?;
+    writeln!(stdout, "hookinbox listening on {url}")?;
     stdout.flush()
 }
 
 /// The public listener: the ingress router over `store`, with the
-/// configured HTTP limits, until `stop_signal` completes and the grace
-/// period for in-flight requests has passed; a commit that takes longer
-/// than `commit_timeout` is answered 503. The benchmark baseline runs the
-/// same function with a store that keeps nothing.
+/// configured HTTP limits (and TLS when `tls` is given), until
+/// `stop_signal` completes and the grace period for in-flight requests has
+/// passed; a commit that takes longer than `commit_timeout` is answered
+/// 503. The benchmark baseline runs the same function with a store that
+/// keeps nothing.
 pub async fn serve_ingress(
     listener: TcpListener,
     endpoints: Endpoints,
     store: Arc<dyn Store>,
     config: &ServerConfig,
     commit_timeout: Duration,
+    tls: Option<TlsListener>,
     stop_signal: impl std::future::Future<Output = ()> + Send,
 ) {
     let state = AppState {
@@ -168,6 +199,7 @@ pub async fn serve_ingress(
         listener,
         ingress::router(state),
         limits,
+        tls,
         stop_signal,
         Duration::from_millis(config.shutdown_grace_ms),
     )

@@ -1,14 +1,17 @@
-//! The HTTP/1.1 server loop, shared by the public and the admin listener:
-//! hyper with bounded request heads, a header read timeout that also ends
-//! idle keep-alive connections (hyper re-arms it while it waits for the next
-//! request), a cap on open connections, a cap on requests per connection,
-//! and graceful shutdown. Taking a bound listener lets tests and embedders
-//! run the service on port 0.
+//! The HTTP/1.1 server loop, shared by the public and the admin listener,
+//! each with its own limits: hyper with bounded request heads, a header
+//! read timeout that also ends idle keep-alive connections (hyper re-arms it
+//! while it waits for the next request), a cap on open connections, a cap
+//! on requests per connection, optional TLS (the handshake runs in the
+//! connection's own task, under its own deadline), and graceful shutdown.
+//! Taking a bound listener lets tests and embedders run the service on
+//! port 0.
 //!
-//! Every accepted connection holds a slot ([`ConnectionSlots`]); at the cap
-//! the loop stops accepting (new connections wait in the listen backlog) and
-//! asks the least recently active idle connections to close, so a flood of
-//! idle connections cannot keep a provider's request out.
+//! Every accepted connection holds a slot ([`ConnectionSlots`]); when a
+//! connection arrives at the cap, the loop stops accepting (the next ones
+//! wait in the listen backlog) and asks the least recently active idle
+//! connections to close, so a flood of idle connections cannot keep a
+//! provider's request out.
 
 mod connection_slots;
 mod listener;
@@ -20,8 +23,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use hyper::server::conn::http1::Builder as Http1Builder;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+
+use crate::tls_listener::TlsListener;
 
 pub use connection_slots::ConnectionSlots;
 pub use listener::{bind, raise_open_file_limit};
@@ -47,15 +54,17 @@ pub struct HttpLimits {
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves, then stops
-/// accepting and gives in-flight requests up to `grace` to finish.
+/// accepting and gives in-flight requests up to `grace` to finish. With
+/// `tls`, each connection first completes a TLS handshake.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     limits: HttpLimits,
+    tls: Option<TlsListener>,
     shutdown: impl Future<Output = ()>,
     grace: Duration,
 ) {
-    let mut http = hyper::server::conn::http1::Builder::new();
+    let mut http = Http1Builder::new();
     http.timer(TokioTimer::new())
         .keep_alive(true)
         .max_headers(limits.max_headers)
@@ -68,10 +77,6 @@ pub async fn serve(
     let (stop_connections, stopping) = tokio::sync::watch::channel(false);
     tokio::pin!(shutdown);
     loop {
-        let slot = tokio::select! {
-            slot = slots.acquire() => slot,
-            () = &mut shutdown => break,
-        };
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -84,6 +89,13 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
+        // At the cap this waits (holding just this one connection) while
+        // idle connections are asked to close; the next ones wait in the
+        // backlog, since nothing accepts meanwhile.
+        let slot = tokio::select! {
+            slot = slots.acquire() => slot,
+            () = &mut shutdown => break,
+        };
         let service = PerConnection::new(
             router.clone(),
             peer,
@@ -92,8 +104,16 @@ pub async fn serve(
         );
         let http = http.clone();
         let stopping = stopping.clone();
+        let tls = tls.clone();
         tokio::spawn(async move {
-            serve_connection(&http, stream, service, &slot, stopping).await;
+            let _ = stream.set_nodelay(true);
+            match tls {
+                None => serve_connection(&http, stream, service, &slot, stopping).await,
+                Some(tls) => match tls.handshake(stream).await {
+                    Ok(stream) => serve_connection(&http, stream, service, &slot, stopping).await,
+                    Err(error) => tracing::debug!(message = "TLS handshake failed.", %error),
+                },
+            }
             drop(slot);
         });
     }
@@ -110,14 +130,15 @@ pub async fn serve(
 /// Runs one connection to its end. Shutdown, or a request for the slot from
 /// the accept loop, turns into hyper's graceful shutdown: an idle connection
 /// closes at once, a busy one after its current answer.
-async fn serve_connection(
-    http: &hyper::server::conn::http1::Builder,
-    stream: TcpStream,
+async fn serve_connection<S>(
+    http: &Http1Builder,
+    stream: S,
     service: PerConnection,
     slot: &connection_slots::Slot,
     mut stopping: tokio::sync::watch::Receiver<bool>,
-) {
-    let _ = stream.set_nodelay(true);
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let connection = http.serve_connection(TokioIo::new(stream), service);
     tokio::pin!(connection);
     let stop = stopping.wait_for(|stop| *stop);

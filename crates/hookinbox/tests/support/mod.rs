@@ -116,7 +116,7 @@ impl Server {
             .expect("read stdout");
         let addr = line
             .trim()
-            .rsplit("http://")
+            .rsplit("://")
             .next()
             .and_then(|a| a.parse().ok())
             .unwrap_or_else(|| {
@@ -169,6 +169,11 @@ impl Server {
     pub fn kill9(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// The process id, to send it signals (SIGHUP).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Everything the server wrote on stderr so far (all runs in this dir).
@@ -634,6 +639,10 @@ pub fn serve_refused(config: &Path, env: &[(&str, &str)]) -> (Option<i32>, Strin
 pub struct TestPki {
     /// The CA certificate, PEM: what a target's `ca_file` holds.
     pub ca_pem: String,
+    /// The issued server certificate and its private key (PKCS#8), PEM:
+    /// what `[server.tls]` files hold.
+    pub cert_pem: String,
+    pub key_pem: String,
     /// A TLS server configuration presenting the issued certificate.
     pub server_config: std::sync::Arc<rustls::ServerConfig>,
 }
@@ -668,6 +677,8 @@ impl TestPki {
             .unwrap();
         TestPki {
             ca_pem: ca.pem(),
+            cert_pem: server.pem(),
+            key_pem: server_key.serialize_pem(),
             server_config: std::sync::Arc::new(server_config),
         }
     }

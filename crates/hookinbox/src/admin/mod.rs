@@ -1,0 +1,177 @@
+//! The admin listener (DESIGN.md §7): `/metrics` (Prometheus), `/readyz` and
+//! `/healthz`, on its own address so the public port serves only webhooks.
+//!
+//! It is served by the same loop as the public listener
+//! ([`crate::server::serve`]) with limits of its own: a short header/idle
+//! timeout and a small connection cap, so idle connections to it cannot eat
+//! the process's file descriptors. Every request passes the `Host` check
+//! ([`host_allowlist`]); with a token configured every request except
+//! `/healthz` needs `Authorization: Bearer …` ([`token`]).
+
+pub mod host_allowlist;
+pub mod readiness;
+pub mod token;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use axum::extract::{Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use hookinbox_store::Store;
+
+use crate::config::{AdminConfig, ConfigError};
+use crate::server::{self, HttpLimits};
+use crate::telemetry::MetricsHandle;
+use host_allowlist::HostAllowlist;
+use readiness::Readiness;
+use token::AdminToken;
+
+/// Header fields an admin request may carry: scrapers and curl send a handful.
+const MAX_HEADERS: usize = 32;
+/// Bytes of an admin request head (hyper's smallest read buffer).
+const MAX_HEADER_BYTES: usize = 8 * 1024;
+/// How long admin requests in flight may take to finish at shutdown.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// The admin listener's configuration, checked: built before anything is
+/// opened, so a bad token or host list stops start-up first.
+#[derive(Debug)]
+pub struct AdminSettings {
+    listen: SocketAddr,
+    token: Option<AdminToken>,
+    hosts: HostAllowlist,
+    limits: HttpLimits,
+}
+
+impl AdminSettings {
+    /// Applies the token rules, checks `allowed_hosts` and the limits.
+    pub fn from_config(config: &AdminConfig) -> Result<AdminSettings, ConfigError> {
+        if config.header_read_timeout_ms == 0 {
+            return Err(ConfigError::invalid(
+                "admin.header_read_timeout_ms",
+                "must be positive",
+            ));
+        }
+        if config.max_connections == 0 {
+            return Err(ConfigError::invalid(
+                "admin.max_connections",
+                "must be positive",
+            ));
+        }
+        Ok(AdminSettings {
+            listen: config.listen,
+            token: AdminToken::from_config(config)?,
+            hosts: HostAllowlist::new(config.listen.port(), &config.allowed_hosts)?,
+            limits: HttpLimits {
+                listener: "admin",
+                max_headers: MAX_HEADERS,
+                max_header_bytes: MAX_HEADER_BYTES,
+                header_read_timeout: Duration::from_millis(config.header_read_timeout_ms),
+                max_connections: config.max_connections,
+                // Scrapers and probes ask a handful of times per connection.
+                max_requests_per_connection: 10_000,
+            },
+        })
+    }
+}
+
+#[derive(Clone)]
+struct Admin {
+    metrics: Option<MetricsHandle>,
+    readiness: Arc<Readiness>,
+    token: Option<AdminToken>,
+    hosts: Arc<HostAllowlist>,
+}
+
+/// The admin router: routes behind the `Host` check and the token.
+pub fn router(
+    metrics: Option<MetricsHandle>,
+    store: Arc<dyn Store>,
+    token: Option<AdminToken>,
+    hosts: HostAllowlist,
+) -> Router {
+    let admin = Admin {
+        metrics,
+        readiness: Arc::new(Readiness::new(store)),
+        token,
+        hosts: Arc::new(hosts),
+    };
+    Router::new()
+        .route("/metrics", get(render_metrics))
+        .route("/readyz", get(ready))
+        .route("/healthz", get(|| async { "ok" }))
+        .layer(middleware::from_fn_with_state(admin.clone(), guard))
+        .with_state(admin)
+}
+
+/// The `Host` check, then the token (except for `/healthz`, which says only
+/// that the process is alive and must be probeable without credentials).
+async fn guard(State(admin): State<Admin>, request: Request, next: Next) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok());
+    if !host.is_some_and(|host| admin.hosts.admits(host)) {
+        return (
+            StatusCode::MISDIRECTED_REQUEST,
+            "host not allowed; list it in admin.allowed_hosts",
+        )
+            .into_response();
+    }
+    if let Some(token) = &admin.token {
+        let open = request.uri().path() == "/healthz";
+        if !open && !token.admits(request.headers().get(header::AUTHORIZATION)) {
+            return (
+                StatusCode::UNAUTHORIZED,
+                [(header::WWW_AUTHENTICATE, "Bearer")],
+                "admin token required",
+            )
+                .into_response();
+        }
+    }
+    next.run(request).await
+}
+
+async fn render_metrics(State(admin): State<Admin>) -> Response {
+    match &admin.metrics {
+        Some(handle) => (
+            [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+            handle.render(),
+        )
+            .into_response(),
+        None => (StatusCode::NOT_FOUND, "metrics recorder not installed").into_response(),
+    }
+}
+
+async fn ready(State(admin): State<Admin>) -> Response {
+    admin.readiness.check().await.into_response()
+}
+
+/// Binds and serves the admin listener in the background until `shutdown`
+/// turns true; returns its address.
+pub async fn spawn(
+    settings: AdminSettings,
+    metrics: Option<MetricsHandle>,
+    store: Arc<dyn Store>,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<SocketAddr> {
+    let listener = tokio::net::TcpListener::bind(settings.listen)
+        .await
+        .with_context(|| format!("admin.listen: cannot listen on {}", settings.listen))?;
+    let address = listener.local_addr()?;
+    let hosts = settings.hosts.at_port(address.port());
+    let app = router(metrics, store, settings.token, hosts);
+    tokio::spawn(async move {
+        let stop = async move {
+            let _ = shutdown.wait_for(|stop| *stop).await;
+        };
+        server::serve(listener, app, settings.limits, None, stop, SHUTDOWN_GRACE).await;
+    });
+    Ok(address)
+}
