@@ -536,6 +536,28 @@ pub fn release_binary() -> PathBuf {
         .clone()
 }
 
+/// The sum of every series of the metric `name` on the admin listener at
+/// `admin` (no token), or `None` when the metric is not exported.
+pub async fn metric_value(admin: SocketAddr, name: &str) -> Option<f64> {
+    let request = hyper::Request::get(format!("http://{admin}/metrics"))
+        .body(Full::default())
+        .ok()?;
+    let response = client().request(request).await.ok()?;
+    let text = response.into_body().collect().await.ok()?.to_bytes();
+    let mut found = None;
+    for line in String::from_utf8_lossy(&text).lines() {
+        let Some(rest) = line.strip_prefix(name) else {
+            continue;
+        };
+        if !(rest.starts_with(' ') || rest.starts_with('{')) {
+            continue;
+        }
+        let value: f64 = rest.rsplit(' ').next()?.parse().ok()?;
+        *found.get_or_insert(0.0) += value;
+    }
+    found
+}
+
 /// A free port with nothing listening on it (yet).
 pub fn reserve_port() -> SocketAddr {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
