@@ -52,6 +52,9 @@ pub struct Linger {
 /// drained.
 pub struct RequestBody {
     body: Option<Body>,
+    /// The body was given up half-read (too slow, or cut short): the
+    /// connection cannot carry another request.
+    abandoned: bool,
     /// The client sent `Expect: 100-continue` and waits before sending the
     /// body: nothing of it is in flight to drain.
     awaits_continue: bool,
@@ -65,6 +68,7 @@ impl RequestBody {
             .is_some_and(|v| v.eq_ignore_ascii_case("100-continue"));
         RequestBody {
             body: Some(body),
+            abandoned: false,
             awaits_continue,
         }
     }
@@ -97,12 +101,12 @@ impl RequestBody {
             let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
                 Err(_) => {
                     // Not drained: a client this slow gets the 408 and the close.
-                    self.body = None;
+                    self.abandon();
                     return Err(Rejection::Timeout);
                 }
                 Ok(None) => break,
                 Ok(Some(Err(_))) => {
-                    self.body = None;
+                    self.abandon();
                     return Err(Rejection::BodyIncomplete);
                 }
                 Ok(Some(Ok(frame))) => frame,
@@ -132,10 +136,16 @@ impl RequestBody {
         })
     }
 
-    /// Whether some of the body may still be on its way: then the answer
-    /// closes the connection and [`linger`](RequestBody::linger) drains it.
-    pub fn is_unread(&self) -> bool {
-        self.body.is_some()
+    fn abandon(&mut self) {
+        self.body = None;
+        self.abandoned = true;
+    }
+
+    /// Whether the answer must close the connection: some of the body may
+    /// still be on its way ([`linger`](RequestBody::linger) drains it), or
+    /// it was given up half-read.
+    pub fn answer_closes_connection(&self) -> bool {
+        self.body.is_some() || self.abandoned
     }
 
     /// Reads and discards what is left of the body in the background, for
@@ -200,7 +210,7 @@ mod tests {
         let received = body.read(Some(12), 1024, &budget, &PACE).await.unwrap();
         assert_eq!(received.bytes, &b"{\"id\":\"a\"}"[..]);
         assert_eq!(received.reservation.bytes(), 12, "sized by Content-Length");
-        assert!(!body.is_unread());
+        assert!(!body.answer_closes_connection());
     }
 
     #[tokio::test]
@@ -225,7 +235,10 @@ mod tests {
             declared.read(Some(10), 9, &budget, &PACE).await.err(),
             Some(Rejection::TooLarge)
         );
-        assert!(declared.is_unread(), "not read: drained after the answer");
+        assert!(
+            declared.answer_closes_connection(),
+            "not read: drained after the answer"
+        );
         let mut streamed = request_body(in_pieces(vec![b"01234", b"56789"]));
         assert_eq!(
             streamed.read(None, 9, &budget, &PACE).await.err(),
@@ -244,7 +257,7 @@ mod tests {
             body.read(Some(10), 1024, &budget, &PACE).await.err(),
             Some(Rejection::overloaded())
         );
-        assert!(body.is_unread());
+        assert!(body.answer_closes_connection());
     }
 
     #[tokio::test(start_paused = true)]
@@ -268,7 +281,8 @@ mod tests {
             waited >= allowed && waited <= allowed + Duration::from_millis(1),
             "{waited:?}"
         );
-        assert!(!body.is_unread(), "a stalled body is not drained");
+        assert!(body.answer_closes_connection(), "the 408 closes");
+        assert!(body.body.is_none(), "a stalled body is not drained");
         drop(sender);
     }
 }

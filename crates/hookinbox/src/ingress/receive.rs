@@ -65,8 +65,9 @@ pub async fn receive(
             )
         }
     };
-    if body.is_unread() {
-        // Answered early: close once the client has finished sending.
+    if body.answer_closes_connection() {
+        // Answered early: close once the client has finished sending (or
+        // at once, for a body given up half-read).
         response
             .headers_mut()
             .insert(header::CONNECTION, HeaderValue::from_static("close"));
