@@ -167,7 +167,7 @@ fn log_endpoint(endpoint: &config::Endpoint) {
     tracing::info!(
         message = "Endpoint ready.",
         path = %format!("/hooks/{}", endpoint.id),
-        provider = endpoint.provider,
+        provider = %endpoint.provider,
         secret_versions = %versions.join(", "),
         targets = %if targets.is_empty() { "none".to_owned() } else { targets.join(", ") }
     );

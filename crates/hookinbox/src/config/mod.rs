@@ -11,6 +11,10 @@
 //! 3. **Build**: endpoints, targets, the admin listener and the store are
 //!    made from the settings by their own modules, which read secrets and
 //!    certificate files but check nothing the settings already guarantee.
+//!
+//! [`EXAMPLE`] is a complete, commented configuration (`hookinbox config
+//! example`); `reference_tests` hold it, the structs of `file` and the
+//! README's reference to the same fields.
 
 mod admin;
 mod checks;
@@ -25,6 +29,8 @@ mod storage;
 mod target;
 
 #[cfg(test)]
+mod reference_tests;
+#[cfg(test)]
 mod tests;
 
 use std::path::{Path, PathBuf};
@@ -38,9 +44,13 @@ pub use settings::Settings;
 pub use storage::{Delivery, Storage};
 pub use target::{HttpDestination, Target, TargetKind};
 
+/// A complete configuration with every field, its default and what it is
+/// for: what `hookinbox config example` prints.
+pub const EXAMPLE: &str = include_str!("example.toml");
+
 /// Reads, parses and checks a configuration file. Relative paths in it
 /// (the database, secret and certificate files) are resolved against the
-/// file's directory.
+/// file's directory, made absolute.
 pub fn load(path: &Path) -> Result<Settings, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
         path: path.to_owned(),
@@ -49,8 +59,9 @@ pub fn load(path: &Path) -> Result<Settings, ConfigError> {
     let base_dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
-        .map(Path::to_owned)
-        .unwrap_or_else(|| PathBuf::from("."));
+        .unwrap_or(Path::new("."));
+    // Absolute, so logs and `config check` say where files really are.
+    let base_dir = std::path::absolute(base_dir).unwrap_or_else(|_| base_dir.to_owned());
     parse(&text, &base_dir).map_err(|error| match error {
         ConfigError::Parse { message, .. } => ConfigError::Parse {
             path: path.to_owned(),
