@@ -168,6 +168,24 @@ fn the_example_shows_the_defaults() {
     );
 }
 
+/// The development config at the repository's root starts as it is, and
+/// its commented-out target, once uncommented, belongs to the `lab`
+/// endpoint the comment promises (TOML binds it to the last `[[endpoint]]`).
+#[test]
+fn the_development_config_parses_and_its_target_sits_under_lab() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../hookinbox.example.toml");
+    let text = std::fs::read_to_string(path).expect("hookinbox.example.toml");
+    parse(&text, Path::new("/etc/hookinbox")).expect("hookinbox.example.toml is valid");
+    let uncommented: ConfigFile = toml::from_str(&uncomment(&text)).unwrap();
+    let with_targets: Vec<&str> = uncommented
+        .endpoint
+        .iter()
+        .filter(|endpoint| !endpoint.target.is_empty())
+        .map(|endpoint| endpoint.id.as_str())
+        .collect();
+    assert_eq!(with_targets, ["lab"]);
+}
+
 /// README.md documents every field the parser accepts, under the heading of
 /// its table (`[server]`, `[[endpoint.target]]`, …) or, for an inline
 /// table without a heading of its own (`rate_limit = { … }`), its parent's.
