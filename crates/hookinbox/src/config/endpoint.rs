@@ -101,10 +101,6 @@ impl Endpoint {
                 "must be 1–64 characters of letters, digits, `-`, `_` or `.`",
             ));
         }
-        let tolerance = file
-            .tolerance
-            .map(|tolerance| whole_seconds(tolerance, &field("tolerance")).map(|_| tolerance))
-            .transpose()?;
         if let Some(generic_hmac) = &file.generic_hmac {
             if let Some(tolerance) = generic_hmac.tolerance {
                 whole_seconds(tolerance, &field("generic_hmac.tolerance"))?;
@@ -114,6 +110,17 @@ impl Endpoint {
                 &field("generic_hmac.redelivery_window"),
             )?;
         }
+        let provider = check_provider(
+            &file.provider,
+            &adapter_settings(&file.public_url, file.generic_hmac.as_ref()),
+            file.basic_auth.is_some(),
+            &file.id,
+            index,
+        )?;
+        let tolerance = file
+            .tolerance
+            .map(|tolerance| whole_seconds(tolerance, &field("tolerance")).map(|_| tolerance))
+            .transpose()?;
         let max_body_bytes = non_zero_usize(file.max_body_bytes, &field("max_body_bytes"))
             .ok()
             .filter(|bytes| bytes.get() <= MAX_BODY_BYTES_LIMIT)
@@ -168,9 +175,9 @@ impl Endpoint {
             }
             targets.push(Target::from_file(target, &target_field, base_dir)?);
         }
-        let mut endpoint = Endpoint {
+        Ok(Endpoint {
             id: file.id,
-            provider: "",
+            provider,
             tolerance,
             max_body_bytes,
             public_url: file.public_url,
@@ -186,40 +193,12 @@ impl Endpoint {
             generic_hmac: file.generic_hmac,
             secrets,
             targets,
-        };
-        endpoint.provider = endpoint.check_provider(&file.provider, index)?;
-        Ok(endpoint)
-    }
-
-    /// Builds the provider's adapter once (the verify crate checks its own
-    /// settings) and applies what its coverage requires; returns the
-    /// provider's registered name.
-    fn check_provider(&self, provider: &str, index: usize) -> Result<&'static str, ConfigError> {
-        let adapter = adapter_for(provider, &self.adapter_settings())
-            .map_err(|error| provider_error(error, index))?;
-        let name = adapter.name();
-        if self.basic_auth.is_none() && adapter.coverage().needs_endpoint_credential() {
-            return Err(ConfigError::invalid(
-                format!("endpoint[{index}].basic_auth"),
-                format!(
-                    "is required for provider `{name}`: its signature does not cover the \
-                     body, so anyone holding a webhook signed with the same key (every \
-                     webhook of the account carries one) could attach any body to it; set \
-                     basic_auth and put the credentials in the webhook URL \
-                     (https://user:password@host/hooks/{})",
-                    self.id
-                ),
-            ));
-        }
-        Ok(name)
+        })
     }
 
     /// What the verify crate needs to build this endpoint's adapter.
     pub fn adapter_settings(&self) -> AdapterSettings {
-        AdapterSettings {
-            public_url: self.public_url.clone(),
-            generic_hmac: self.generic_hmac.as_ref().map(generic_hmac_settings),
-        }
+        adapter_settings(&self.public_url, self.generic_hmac.as_ref())
     }
 
     /// The timestamp tolerance in seconds, when the endpoint sets one.
@@ -293,6 +272,42 @@ impl BasicAuth {
             username: file.username,
             password,
         })
+    }
+}
+
+/// Builds the provider's adapter once (the verify crate checks its own
+/// settings) and applies what its coverage requires; returns the provider's
+/// registered name.
+fn check_provider(
+    provider: &str,
+    settings: &AdapterSettings,
+    has_basic_auth: bool,
+    id: &str,
+    index: usize,
+) -> Result<&'static str, ConfigError> {
+    let adapter = adapter_for(provider, settings).map_err(|error| provider_error(error, index))?;
+    let name = adapter.name();
+    if !has_basic_auth && adapter.coverage().needs_endpoint_credential() {
+        return Err(ConfigError::invalid(
+            format!("endpoint[{index}].basic_auth"),
+            format!(
+                "is required for provider `{name}`: its signature does not cover the body, \
+                 so anyone holding a webhook signed with the same key (every webhook of \
+                 the account carries one) could attach any body to it; set basic_auth and \
+                 put the credentials in the webhook URL (https://user:password@host/hooks/{id})"
+            ),
+        ));
+    }
+    Ok(name)
+}
+
+fn adapter_settings(
+    public_url: &Option<String>,
+    generic_hmac: Option<&GenericHmacFile>,
+) -> AdapterSettings {
+    AdapterSettings {
+        public_url: public_url.clone(),
+        generic_hmac: generic_hmac.map(generic_hmac_settings),
     }
 }
 
