@@ -200,3 +200,21 @@ fn serve_logs_each_endpoint_with_its_versions_and_targets() {
     }
     assert!(!logs.contains(LAB_SECRET) && !logs.contains(TARGET_SECRET));
 }
+
+#[test]
+fn config_check_notes_that_a_handler_target_needs_an_embedding_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hookinbox.toml");
+    let with_handler = format!(
+        "{}\n[[endpoint.target]]\nname = \"ledger\"\nkind = \"handler\"\n",
+        config(&dir.path().join("inbox.db"), "")
+    );
+    std::fs::write(&path, with_handler).unwrap();
+    let out = check(&path, false, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("target `ledger` is a handler target"),
+        "{stderr}"
+    );
+}

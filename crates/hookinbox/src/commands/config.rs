@@ -23,6 +23,18 @@ pub fn run(command: ConfigCommand) -> anyhow::Result<()> {
 fn check(path: &Path, json: bool) -> anyhow::Result<()> {
     let settings = config::load(path)?;
     serve::build(&settings)?;
+    for endpoint in &settings.endpoints {
+        for target in &endpoint.targets {
+            if matches!(target.kind, config::TargetKind::Handler) {
+                eprintln!(
+                    "note: endpoint `{}`, target `{}` is a handler target: only a program that \
+                     embeds hookinbox and registers a handler under that name can deliver it \
+                     (the stock `hookinbox serve` refuses it unless run with --no-workers)",
+                    endpoint.id, target.name
+                );
+            }
+        }
+    }
     if json {
         let text = serde_json::to_string_pretty(&settings).context("printing the settings")?;
         return print(&format!("{text}\n"));
