@@ -127,7 +127,7 @@ config() {
 url = "sqlite://hookinbox.db"
 
 [delivery]
-poll_ms = 250
+poll_interval = "250ms"
 
 [[endpoint]]
 id = "lab"
@@ -142,7 +142,7 @@ name = "sink"
 kind = "http"
 url = "http://$2/deliveries"
 secret = "$TARGET_SECRET"
-timeout_ms = 5000
+timeout = "5s"
 concurrency = $3
 EOF
 }

@@ -38,7 +38,7 @@ use anyhow::Context;
 use async_trait::async_trait;
 use clap::Parser;
 use hookinbox::commands::serve as serve_cmd;
-use hookinbox::config::Config;
+use hookinbox::config;
 use hookinbox::endpoint;
 use hookinbox::server;
 use hookinbox_store::{
@@ -141,7 +141,7 @@ fn main() -> anyhow::Result<()> {
 
 /// `hookinbox serve` (`commands/serve.rs`) with the store swapped for [`DiscardStore`].
 async fn serve(args: Args) -> anyhow::Result<()> {
-    let config = Config::load(&args.config)?;
+    let config = config::load(&args.config)?;
     let endpoints = endpoint::build_all(&config)?;
     let address = args.listen.unwrap_or(config.server.listen);
     let listener = TcpListener::bind(address)

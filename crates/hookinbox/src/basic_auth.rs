@@ -12,40 +12,9 @@
 //! the time does not reveal its length either. It is never logged and never
 //! stored: `Authorization` is excluded from the audit headers.
 
-use std::path::{Path, PathBuf};
-
 use hookinbox_verify::{Headers, Refusal};
-use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-
-use crate::config::ConfigError;
-use crate::secret_source;
-
-/// `basic_auth = { username = "…", password_env = "…" }` on an endpoint.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BasicAuthConfig {
-    /// The user name the provider sends (no `:`).
-    pub username: String,
-    /// The password itself (development only: prefer `password_env` or `password_file`).
-    pub password: Option<String>,
-    /// The name of an environment variable holding the password.
-    pub password_env: Option<String>,
-    /// A file holding the password (trailing newline trimmed); relative to the config file.
-    pub password_file: Option<PathBuf>,
-}
-
-impl std::fmt::Debug for BasicAuthConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BasicAuthConfig")
-            .field("username", &self.username)
-            .field("password", &self.password.as_ref().map(|_| "[redacted]"))
-            .field("password_env", &self.password_env)
-            .field("password_file", &self.password_file)
-            .finish()
-    }
-}
 
 /// The credential an endpoint requires, ready to check requests against.
 pub struct BasicAuth {
@@ -61,30 +30,8 @@ impl std::fmt::Debug for BasicAuth {
 }
 
 impl BasicAuth {
-    /// Reads the password from its one source. `field` names the setting in
-    /// errors (`endpoint[0].basic_auth`).
-    pub fn resolve(
-        config: &BasicAuthConfig,
-        base_dir: &Path,
-        field: &str,
-    ) -> Result<BasicAuth, ConfigError> {
-        if config.username.is_empty() || config.username.contains(':') {
-            return Err(ConfigError::invalid(
-                format!("{field}.username"),
-                "must be non-empty and without `:` (basic auth separates the password with it)",
-            ));
-        }
-        let password = secret_source::resolve_one(
-            config.password.as_deref(),
-            config.password_env.as_deref(),
-            config.password_file.as_deref(),
-            base_dir,
-            field,
-            ("password", "password_env", "password_file"),
-        )?;
-        Ok(BasicAuth::new(&config.username, &password))
-    }
-
+    /// The credential `username:password` (`config::BasicAuth` checked the
+    /// user name, and the password was read from its source).
     pub fn new(username: &str, password: &str) -> BasicAuth {
         let expected = Sha256::digest(format!("{username}:{password}")).into();
         BasicAuth { expected }
@@ -165,26 +112,5 @@ mod tests {
                 "{missing:?}"
             );
         }
-    }
-
-    #[test]
-    fn configuration_errors_name_the_field() {
-        let config = |username: &str, password: Option<&str>| BasicAuthConfig {
-            username: username.into(),
-            password: password.map(str::to_owned),
-            password_env: None,
-            password_file: None,
-        };
-        let field = "endpoint[2].basic_auth";
-        let err = BasicAuth::resolve(&config("a:b", Some("p")), Path::new("."), field)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("endpoint[2].basic_auth.username"), "{err}");
-        let err = BasicAuth::resolve(&config("a", None), Path::new("."), field)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains(field) && err.contains("password_env"), "{err}");
-        let debug = format!("{:?}", config("a", Some("hunter2")));
-        assert!(!debug.contains("hunter2"), "{debug}");
     }
 }

@@ -64,6 +64,11 @@ pub enum Command {
         #[arg(long)]
         query: Option<String>,
     },
+    /// Print a complete example configuration, or check one.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
     /// Inbox counts by status and endpoint.
     Stats {
         #[arg(long)]
@@ -115,6 +120,24 @@ pub enum EventsCommand {
         /// With --status: only events received at or after this time (unix seconds).
         #[arg(long)]
         since: Option<i64>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print a complete, commented configuration: every field, its default
+    /// and what it does.
+    Example,
+    /// Check a configuration as `serve` would (secrets, keys and certificate
+    /// files included), then print the settings it resolves to; secrets are
+    /// shown only as their sources.
+    Check {
+        /// The configuration file to check.
+        #[arg(long)]
+        config: PathBuf,
+        /// Print the settings as JSON instead of TOML.
         #[arg(long)]
         json: bool,
     },

@@ -2,18 +2,15 @@
 //! rate limiter, built once from configuration at start-up.
 
 use std::collections::HashMap;
-use std::num::NonZeroU32;
 use std::sync::Arc;
+use std::time::Duration;
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-use hookinbox_verify::{adapter_for, AdapterSettings, Failure, SecretInput, Verified, Verifier};
+use hookinbox_verify::{adapter_for, Failure, SecretInput, Verified, Verifier};
 
 use crate::basic_auth::BasicAuth;
-use crate::config::{Config, ConfigError, EndpointConfig};
+use crate::config::{self, ConfigError, Settings};
 use crate::delivery::target::Target;
-
-/// Media types accepted when an endpoint does not list its own.
-const DEFAULT_CONTENT_TYPES: &[&str] = &["application/json", "application/x-www-form-urlencoded"];
 
 /// One configured endpoint, ready to serve.
 pub struct Endpoint {
@@ -42,98 +39,63 @@ impl std::fmt::Debug for Endpoint {
 }
 
 impl Endpoint {
-    /// Builds an endpoint; `index` names it in errors (`endpoint[2].…`).
+    /// Builds an endpoint from its checked settings: reads its secrets and
+    /// targets' files. `index` names it in errors (`endpoint[2].…`).
     pub fn build(
-        config: &EndpointConfig,
+        settings: &config::Endpoint,
         index: usize,
-        base_dir: &std::path::Path,
-        lease: std::time::Duration,
+        lease: Duration,
     ) -> Result<Endpoint, ConfigError> {
         let field = |name: &str| format!("endpoint[{index}].{name}");
-        let settings = AdapterSettings {
-            public_url: config.public_url.clone(),
-            generic_hmac: config.generic_hmac.clone(),
-        };
-        let adapter = adapter_for(&config.provider, &settings)
+        // The settings built this adapter once already: it cannot fail now,
+        // but if it did the message would still name the field.
+        let adapter = adapter_for(settings.provider, &settings.adapter_settings())
             .map_err(|e| ConfigError::invalid(field("provider"), e.to_string()))?;
-        let provider = adapter.name();
-        let basic_auth = match &config.basic_auth {
-            Some(auth) => Some(BasicAuth::resolve(auth, base_dir, &field("basic_auth"))?),
-            None if adapter.coverage().needs_endpoint_credential() => {
-                return Err(ConfigError::invalid(
-                    field("basic_auth"),
-                    format!(
-                        "is required for provider `{provider}`: its signature does not cover \
-                         the body, so anyone holding a webhook signed with the same key (every \
-                         webhook of the account carries one) could attach any body to it; set \
-                         basic_auth and put the credentials in the webhook URL \
-                         (https://user:password@host/hooks/{})",
-                        config.id
-                    ),
-                ))
+        let basic_auth = match &settings.basic_auth {
+            Some(auth) => {
+                let password = auth.password.read(&field("basic_auth.password"))?;
+                Some(BasicAuth::new(&auth.username, password.expose()))
             }
             None => None,
         };
-        let mut secrets = Vec::with_capacity(config.secrets.len());
-        for (n, secret) in config.secrets.iter().enumerate() {
-            let value = secret.resolve(base_dir, &field(&format!("secret[{n}]")))?;
+        let mut secrets = Vec::with_capacity(settings.secrets.len());
+        for (n, secret) in settings.secrets.iter().enumerate() {
+            let value = secret.value.read(&field(&format!("secret[{n}].value")))?;
             secrets.push(SecretInput {
                 version: secret.version.clone(),
-                value,
+                value: value.expose().to_owned(),
                 not_before: secret.not_before,
                 not_after: secret.not_after,
             });
         }
         let verifier = Verifier::new(adapter, secrets)
             .map_err(|e| ConfigError::invalid(field("secret"), e.to_string()))?
-            .with_tolerance_seconds(config.tolerance_seconds)
-            .with_allowed_types(config.event_types.clone());
-        let content_types = config
-            .content_types
-            .clone()
-            .unwrap_or_else(|| {
-                DEFAULT_CONTENT_TYPES
-                    .iter()
-                    .map(|t| (*t).to_owned())
-                    .collect()
-            })
-            .into_iter()
-            .map(|t| t.trim().to_ascii_lowercase())
-            .collect();
-        let rate_limiter = match &config.rate_limit {
-            Some(rate) => {
-                let per_second = NonZeroU32::new(rate.per_second).ok_or_else(|| {
-                    ConfigError::invalid(field("rate_limit.per_second"), "must be positive")
-                })?;
-                let burst =
-                    NonZeroU32::new(rate.burst.unwrap_or(rate.per_second)).ok_or_else(|| {
-                        ConfigError::invalid(field("rate_limit.burst"), "must be positive")
-                    })?;
-                Some(RateLimiter::direct(
-                    Quota::per_second(per_second).allow_burst(burst),
-                ))
-            }
-            None => None,
-        };
-        let mut targets = Vec::with_capacity(config.targets.len());
-        for (t, target) in config.targets.iter().enumerate() {
+            .with_tolerance_seconds(settings.tolerance_seconds())
+            .with_allowed_types(settings.event_types.clone());
+        let rate_limiter = settings.rate_limit.map(|rate| {
+            RateLimiter::direct(Quota::per_second(rate.per_second).allow_burst(rate.burst))
+        });
+        let mut targets = Vec::with_capacity(settings.targets.len());
+        for (t, target) in settings.targets.iter().enumerate() {
             targets.push(Arc::new(Target::build(
-                &config.id,
+                &settings.id,
                 target,
                 &field(&format!("target[{t}]")),
-                base_dir,
                 lease,
             )?));
         }
         Ok(Endpoint {
-            id: config.id.clone(),
-            provider,
+            id: settings.id.clone(),
+            provider: settings.provider,
             verifier,
             basic_auth,
-            max_body_bytes: config.max_body_bytes,
-            content_types,
+            max_body_bytes: settings.max_body_bytes.get(),
+            content_types: settings.content_types.clone(),
             rate_limiter,
-            ordering_pointers: config.object_id.clone().zip(config.object_version.clone()),
+            ordering_pointers: settings
+                .ordering
+                .as_ref()
+                .map(|o| (o.object_id.clone(), o.object_version.clone())),
             targets,
         })
     }
@@ -225,14 +187,13 @@ impl Endpoint {
 pub type Endpoints = HashMap<String, Arc<Endpoint>>;
 
 /// Builds every endpoint of a configuration; the first error stops start-up.
-pub fn build_all(config: &Config) -> Result<Endpoints, ConfigError> {
-    config
+pub fn build_all(settings: &Settings) -> Result<Endpoints, ConfigError> {
+    settings
         .endpoints
         .iter()
         .enumerate()
         .map(|(index, endpoint)| {
-            let lease = std::time::Duration::from_millis(config.delivery.lease_ms);
-            Endpoint::build(endpoint, index, &config.base_dir, lease)
+            Endpoint::build(endpoint, index, settings.delivery.lease)
                 .map(|built| (built.id.clone(), Arc::new(built)))
         })
         .collect()

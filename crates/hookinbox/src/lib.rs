@@ -16,7 +16,6 @@ pub mod delivery;
 pub mod endpoint;
 pub mod failpoint;
 pub mod ingress;
-pub mod secret_source;
 pub mod server;
 pub mod storage;
 pub mod telemetry;

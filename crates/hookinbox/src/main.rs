@@ -40,6 +40,7 @@ fn main() -> ExitCode {
             query.as_deref(),
         ),
         Command::Stats { config, json } => commands::stats::run(&config, json).map(|()| true),
+        Command::Config { command } => commands::config::run(command).map(|()| true),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -1,44 +1,23 @@
 //! Opening the configured store.
 
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
-use hookinbox_store::{SqliteOptions, SqliteReader, SqliteStore, StorageUrl};
+use hookinbox_store::{SqliteOptions, SqliteReader, SqliteStore};
 
-use crate::config::{Config, ConfigError};
-
-/// Why the store could not be opened.
-#[derive(Debug, thiserror::Error)]
-pub enum StorageError {
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    #[error(transparent)]
-    Store(#[from] hookinbox_store::StoreError),
-}
-
-fn sqlite_path(config: &Config) -> Result<PathBuf, ConfigError> {
-    match StorageUrl::parse(&config.storage.url, &config.base_dir)
-        .map_err(|e| ConfigError::invalid("storage.url", e.to_string()))?
-    {
-        StorageUrl::Sqlite(path) => Ok(path),
-        StorageUrl::Postgres(_) => Err(ConfigError::invalid(
-            "storage.url",
-            "PostgreSQL storage is not available in this build yet; use sqlite://PATH",
-        )),
-    }
-}
+use crate::config;
 
 /// Opens the store for serving (creating and migrating the database).
-pub fn open(config: &Config) -> Result<Arc<SqliteStore>, StorageError> {
-    let mut options = SqliteOptions::new(sqlite_path(config)?);
-    options.busy_timeout = Duration::from_millis(config.storage.busy_timeout_ms);
-    options.queue_capacity = config.storage.queue_capacity;
-    options.max_batch_events = config.storage.max_batch_events;
+pub fn open(settings: &config::Storage) -> Result<Arc<SqliteStore>, hookinbox_store::StoreError> {
+    let mut options = SqliteOptions::new(&settings.sqlite_path);
+    options.busy_timeout = settings.busy_timeout;
+    options.queue_capacity = settings.queue_capacity.get();
+    options.max_batch_events = settings.max_batch_events.get();
     Ok(Arc::new(SqliteStore::open(options)?))
 }
 
 /// Opens an existing database for operator queries.
-pub fn open_reader(config: &Config) -> Result<SqliteReader, StorageError> {
-    Ok(SqliteReader::open(&sqlite_path(config)?)?)
+pub fn open_reader(
+    settings: &config::Storage,
+) -> Result<SqliteReader, hookinbox_store::StoreError> {
+    SqliteReader::open(&settings.sqlite_path)
 }

@@ -19,7 +19,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 
-use crate::config::{ConfigError, TlsConfig};
+use crate::config::{self, ConfigError};
 
 /// Why a certificate/key pair cannot be used. Messages give the path,
 /// never the files' contents; [`CertificateError::field`] names the field.
@@ -62,7 +62,7 @@ impl From<CertificateError> for ConfigError {
     }
 }
 
-/// Where the pair is read from, resolved against the config file's directory.
+/// Where the pair is read from (resolved against the config file's directory).
 #[derive(Debug, Clone)]
 pub struct CertificateFiles {
     pub cert_file: PathBuf,
@@ -70,10 +70,10 @@ pub struct CertificateFiles {
 }
 
 impl CertificateFiles {
-    pub fn from_config(config: &TlsConfig, base_dir: &Path) -> CertificateFiles {
+    pub fn from_settings(settings: &config::Tls) -> CertificateFiles {
         CertificateFiles {
-            cert_file: base_dir.join(&config.cert_file),
-            key_file: base_dir.join(&config.key_file),
+            cert_file: settings.cert_file.clone(),
+            key_file: settings.key_file.clone(),
         }
     }
 

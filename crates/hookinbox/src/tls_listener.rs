@@ -20,7 +20,7 @@ use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio_rustls::server::TlsStream;
 
-use crate::config::{ConfigError, TlsConfig};
+use crate::config::{self, ConfigError};
 use crate::tls_certificate::{CertificateFiles, ReloadableCertificate};
 
 /// Why a connection ended before its handshake completed.
@@ -41,20 +41,11 @@ pub struct TlsListener {
 }
 
 impl TlsListener {
-    /// Reads `[server.tls]` (paths relative to `base_dir`); errors name the
-    /// field. Does not install the SIGHUP reload: see [`Self::reload_on_sighup`].
-    pub fn from_config(
-        config: &TlsConfig,
-        base_dir: &std::path::Path,
-    ) -> Result<TlsListener, ConfigError> {
-        if config.handshake_timeout_ms == 0 {
-            return Err(ConfigError::invalid(
-                "server.tls.handshake_timeout_ms",
-                "must be positive",
-            ));
-        }
+    /// Reads `[server.tls]`'s files; errors name the field. Does not
+    /// install the SIGHUP reload: see [`Self::reload_on_sighup`].
+    pub fn build(settings: &config::Tls) -> Result<TlsListener, ConfigError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let files = CertificateFiles::from_config(config, base_dir);
+        let files = CertificateFiles::from_settings(settings);
         let certificate = Arc::new(ReloadableCertificate::load(files, Arc::clone(&provider))?);
         let mut server_config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
@@ -65,7 +56,7 @@ impl TlsListener {
         Ok(TlsListener {
             acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(server_config)),
             certificate,
-            handshake_timeout: Duration::from_millis(config.handshake_timeout_ms),
+            handshake_timeout: settings.handshake_timeout,
         })
     }
 

@@ -324,7 +324,7 @@ async fn read_until_closed(stream: &mut tokio::net::TcpStream, limit: Duration) 
 #[tokio::test]
 async fn idle_admin_connections_are_closed_after_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
-    let (_server, admin) = start_admin(dir.path(), "header_read_timeout_ms = 300\n").await;
+    let (_server, admin) = start_admin(dir.path(), "header_read_timeout = \"300ms\"\n").await;
 
     // A connection that never sends a byte.
     let mut silent = tokio::net::TcpStream::connect(&admin).await.unwrap();
@@ -351,7 +351,7 @@ async fn connections_past_the_admin_cap_wait_for_a_free_slot() {
     let dir = tempfile::tempdir().unwrap();
     let (_server, admin) = start_admin(
         dir.path(),
-        "max_connections = 1\nheader_read_timeout_ms = 1000\n",
+        "max_connections = 1\nheader_read_timeout = \"1s\"\n",
     )
     .await;
     // Holds the only slot until its idle timeout closes it.

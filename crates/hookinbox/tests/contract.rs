@@ -367,7 +367,7 @@ async fn locked_storage_answers_503_with_retry_after_then_recovers() {
     let db = dir.path().join("inbox.db");
     let server = Server::start(
         dir.path(),
-        &config(&db, "").replace("[storage]", "[storage]\nbusy_timeout_ms = 300"),
+        &config(&db, "").replace("[storage]", "[storage]\nbusy_timeout = \"300ms\""),
     );
     let client = client();
     assert_eq!(

@@ -60,14 +60,14 @@ fn handler_config(db: &std::path::Path, target_name: &str) -> String {
 name = "{target_name}"
 kind = "handler"
 max_attempts = 5
-retry_base_ms = 20
-retry_cap_ms = 100
+retry_base = "20ms"
+retry_cap = "100ms"
 concurrency = 4
 
 [delivery]
-poll_ms = 50
-lease_ms = 1000
-rescue_interval_ms = 200
+poll_interval = "50ms"
+lease = "1s"
+rescue_interval = "200ms"
 "#
         ),
     )

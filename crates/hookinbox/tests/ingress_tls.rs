@@ -160,7 +160,7 @@ async fn a_stalled_handshake_is_closed_at_its_deadline() {
     let dir = tempfile::tempdir().unwrap();
     // HTTP's header timeout starts only after the handshake: nothing but
     // the handshake deadline can close this connection.
-    let server = start_tls(dir.path(), &pki, "handshake_timeout_ms = 300\n");
+    let server = start_tls(dir.path(), &pki, "handshake_timeout = \"300ms\"\n");
     let mut silent = tokio::net::TcpStream::connect(server.addr).await.unwrap();
     let mut received = Vec::new();
     tokio::time::timeout(Duration::from_secs(10), silent.read_to_end(&mut received))

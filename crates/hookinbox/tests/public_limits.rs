@@ -103,7 +103,7 @@ async fn a_client_that_writes_the_whole_body_before_reading_gets_its_413() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_that_stalls_is_answered_408_at_its_pace_deadline() {
     let (dir, server) =
-        start("[server]\nbody_rate_grace_ms = 300\nmin_body_bytes_per_second = 1000\n");
+        start("[server]\nbody_rate_grace = \"300ms\"\nmin_body_bytes_per_second = 1000\n");
     let addr = server.addr;
     let (answer, waited) = tokio::task::spawn_blocking(move || {
         let mut stream = connect(addr);
@@ -133,7 +133,7 @@ async fn a_spent_body_budget_answers_503_until_it_is_given_back() {
     // Room for one 16 KiB buffer and a little more; slow bodies may wait
     // a minute, so the holder below holds until it is closed.
     let (_dir, server) = start(
-        "[server]\nmax_inflight_body_bytes = 20480\nbody_rate_grace_ms = 60000\nbody_read_timeout_ms = 60000\n\n[admin]\nlisten = \"127.0.0.1:0\"\n",
+        "[server]\nmax_inflight_body_bytes = 20480\nbody_rate_grace = \"60s\"\nbody_read_timeout = \"60s\"\n\n[admin]\nlisten = \"127.0.0.1:0\"\n",
     );
     let admin = server.admin_address().await;
     // A body that declares 16 KiB, sends one byte and waits: it holds 16 KiB,

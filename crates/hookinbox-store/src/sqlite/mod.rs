@@ -49,12 +49,19 @@ pub struct SqliteOptions {
 }
 
 impl SqliteOptions {
+    /// The default `busy_timeout`; the service's `storage.busy_timeout` too.
+    pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(2);
+    /// The default `queue_capacity`; the service's `storage.queue_capacity` too.
+    pub const DEFAULT_QUEUE_CAPACITY: usize = 4096;
+    /// The default `max_batch_events`; the service's `storage.max_batch_events` too.
+    pub const DEFAULT_MAX_BATCH_EVENTS: usize = 512;
+
     pub fn new(path: impl Into<PathBuf>) -> Self {
         SqliteOptions {
             path: path.into(),
-            busy_timeout: Duration::from_secs(2),
-            queue_capacity: 4096,
-            max_batch_events: 512,
+            busy_timeout: Self::DEFAULT_BUSY_TIMEOUT,
+            queue_capacity: Self::DEFAULT_QUEUE_CAPACITY,
+            max_batch_events: Self::DEFAULT_MAX_BATCH_EVENTS,
             max_batch_bytes: 16 << 20,
             checkpoint_interval: Duration::from_millis(250),
         }

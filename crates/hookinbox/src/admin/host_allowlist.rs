@@ -16,8 +16,6 @@
 //! serve that authority", which is what a rebound name is. It is checked
 //! before the token, so such a request learns nothing else.
 
-use crate::config::ConfigError;
-
 /// The `Host` values the admin listener answers.
 #[derive(Debug, Clone)]
 pub struct HostAllowlist {
@@ -27,23 +25,14 @@ pub struct HostAllowlist {
 }
 
 impl HostAllowlist {
-    /// Checks `admin.allowed_hosts`; `port` is the listener's port.
-    pub fn new(port: u16, allowed_hosts: &[String]) -> Result<HostAllowlist, ConfigError> {
-        let mut listed = Vec::with_capacity(allowed_hosts.len());
-        for (index, host) in allowed_hosts.iter().enumerate() {
-            let valid = !host.is_empty()
-                && host
-                    .bytes()
-                    .all(|b| b.is_ascii_graphic() && !b"/?#@".contains(&b));
-            if !valid {
-                return Err(ConfigError::invalid(
-                    format!("admin.allowed_hosts[{index}]"),
-                    "expected a host as clients send it in `Host`, such as \"admin.internal:9090\"",
-                ));
-            }
-            listed.push(host.to_ascii_lowercase());
-        }
-        Ok(HostAllowlist { port, listed })
+    /// The hosts of `admin.allowed_hosts` (checked with the configuration)
+    /// and the listener's port.
+    pub fn new(port: u16, allowed_hosts: &[String]) -> HostAllowlist {
+        let listed = allowed_hosts
+            .iter()
+            .map(|host| host.to_ascii_lowercase())
+            .collect();
+        HostAllowlist { port, listed }
     }
 
     /// The same list for a listener bound to `port` (port 0 is resolved
@@ -92,7 +81,7 @@ mod tests {
 
     fn allowlist(listed: &[&str]) -> HostAllowlist {
         let listed: Vec<String> = listed.iter().map(|h| h.to_string()).collect();
-        HostAllowlist::new(9090, &listed).unwrap()
+        HostAllowlist::new(9090, &listed)
     }
 
     #[test]
@@ -130,12 +119,5 @@ mod tests {
         assert!(!hosts.admits("admin.internal"));
         assert!(!hosts.admits("admin.internal:9091"));
         assert!(!hosts.admits("x.admin.internal:9090"));
-    }
-
-    #[test]
-    fn a_malformed_entry_names_its_index() {
-        let listed = vec!["admin.internal:9090".to_owned(), "http://x/".to_owned()];
-        let error = HostAllowlist::new(9090, &listed).unwrap_err().to_string();
-        assert!(error.starts_with("admin.allowed_hosts[1]: "), "{error}");
     }
 }

@@ -25,7 +25,7 @@ use axum::routing::get;
 use axum::Router;
 use hookinbox_store::Store;
 
-use crate::config::{AdminConfig, ConfigError};
+use crate::config::{self, ConfigError};
 use crate::server::{self, HttpLimits};
 use crate::telemetry::MetricsHandle;
 use host_allowlist::HostAllowlist;
@@ -39,8 +39,8 @@ const MAX_HEADER_BYTES: usize = 8 * 1024;
 /// How long admin requests in flight may take to finish at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
-/// The admin listener's configuration, checked: built before anything is
-/// opened, so a bad token or host list stops start-up first.
+/// The admin listener, built from its settings before anything is opened,
+/// so a token that cannot be read stops start-up first.
 #[derive(Debug)]
 pub struct AdminSettings {
     listen: SocketAddr,
@@ -50,30 +50,18 @@ pub struct AdminSettings {
 }
 
 impl AdminSettings {
-    /// Applies the token rules, checks `allowed_hosts` and the limits.
-    pub fn from_config(config: &AdminConfig) -> Result<AdminSettings, ConfigError> {
-        if config.header_read_timeout_ms == 0 {
-            return Err(ConfigError::invalid(
-                "admin.header_read_timeout_ms",
-                "must be positive",
-            ));
-        }
-        if config.max_connections == 0 {
-            return Err(ConfigError::invalid(
-                "admin.max_connections",
-                "must be positive",
-            ));
-        }
+    /// Reads the token and sets the limits.
+    pub fn build(settings: &config::Admin) -> Result<AdminSettings, ConfigError> {
         Ok(AdminSettings {
-            listen: config.listen,
-            token: AdminToken::from_config(config)?,
-            hosts: HostAllowlist::new(config.listen.port(), &config.allowed_hosts)?,
+            listen: settings.listen,
+            token: settings.token.as_ref().map(AdminToken::read).transpose()?,
+            hosts: HostAllowlist::new(settings.listen.port(), &settings.allowed_hosts),
             limits: HttpLimits {
                 listener: "admin",
                 max_headers: MAX_HEADERS,
                 max_header_bytes: MAX_HEADER_BYTES,
-                header_read_timeout: Duration::from_millis(config.header_read_timeout_ms),
-                max_connections: config.max_connections,
+                header_read_timeout: settings.header_read_timeout,
+                max_connections: settings.max_connections.get(),
                 // Scrapers and probes ask a handful of times per connection.
                 max_requests_per_connection: 10_000,
             },

@@ -7,7 +7,7 @@ use hookinbox_store::{EventFilter, InboxStatus, ReplaySelector};
 use serde_json::json;
 
 use crate::cli::EventsCommand;
-use crate::config::Config;
+use crate::config;
 use crate::{clock, storage};
 
 /// Returns `false` when the asked-for event does not exist.
@@ -20,8 +20,8 @@ pub async fn run(command: EventsCommand) -> anyhow::Result<bool> {
             limit,
             json,
         } => {
-            let config = Config::load(&config)?;
-            let reader = storage::open_reader(&config)?;
+            let config = config::load(&config)?;
+            let reader = storage::open_reader(&config.storage)?;
             let filter = EventFilter {
                 status: status.as_deref().map(parse_status).transpose()?,
                 endpoint_id: endpoint,
@@ -54,8 +54,8 @@ pub async fn run(command: EventsCommand) -> anyhow::Result<bool> {
             payload,
             json,
         } => {
-            let config = Config::load(&config)?;
-            let reader = storage::open_reader(&config)?;
+            let config = config::load(&config)?;
+            let reader = storage::open_reader(&config.storage)?;
             let Some((detail, raw)) = reader.show_event(&id, payload)? else {
                 eprintln!("no event {id}");
                 return Ok(false);
@@ -88,7 +88,7 @@ pub async fn run(command: EventsCommand) -> anyhow::Result<bool> {
             since,
             json,
         } => {
-            let config = Config::load(&config)?;
+            let config = config::load(&config)?;
             let selector = match (id, status.as_deref()) {
                 (Some(inbox_id), None) => ReplaySelector::One { inbox_id },
                 (None, Some(status)) => {
@@ -101,7 +101,7 @@ pub async fn run(command: EventsCommand) -> anyhow::Result<bool> {
                 }
                 _ => bail!("give an event id or --status failed"),
             };
-            let store = storage::open(&config)?;
+            let store = storage::open(&config.storage)?;
             let replayed = store
                 .replay(selector, clock::unix_millis())
                 .await

@@ -1,5 +1,6 @@
 //! One module per CLI command.
 
+pub mod config;
 pub mod events;
 pub mod serve;
 pub mod stats;

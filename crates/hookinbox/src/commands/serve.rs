@@ -2,7 +2,6 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
-use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,7 +10,7 @@ use anyhow::Context;
 use tokio::net::TcpListener;
 
 use crate::app_state::AppState;
-use crate::config::{Config, ServerConfig};
+use crate::config::{self, ConfigError, Settings};
 use crate::delivery::HandlerRegistry;
 use crate::endpoint::Endpoints;
 use crate::ingress::body::Linger;
@@ -50,20 +49,16 @@ pub async fn run_with_handlers(
     handlers: &HandlerRegistry,
     stop_signal: impl std::future::Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
-    let config = Config::load(config_path)?;
-    let endpoints = endpoint::build_all(&config)?;
-    let admin_settings = config
-        .admin
-        .as_ref()
-        .map(admin::AdminSettings::from_config)
-        .transpose()?;
-    let tls = config
-        .server
-        .tls
-        .as_ref()
-        .map(|tls| TlsListener::from_config(tls, &config.base_dir))
-        .transpose()?;
-    let sqlite = storage::open(&config)?;
+    let settings = config::load(config_path)?;
+    let Built {
+        endpoints,
+        admin: admin_settings,
+        tls,
+    } = build(&settings)?;
+    for endpoint in &settings.endpoints {
+        log_endpoint(endpoint);
+    }
+    let sqlite = storage::open(&settings.storage)?;
     let store: Arc<dyn Store> = sqlite.clone();
     let metrics = telemetry::install();
     let (stop_workers, shutdown) = tokio::sync::watch::channel(false);
@@ -82,15 +77,15 @@ pub async fn run_with_handlers(
         Some(delivery::spawn(
             Arc::clone(&sqlite),
             &endpoints,
-            &config.delivery,
+            &settings.delivery,
             handlers,
             shutdown.clone(),
         )?)
     } else {
         None
     };
-    let address = listen.unwrap_or(config.server.listen);
-    let listener = server::bind(address, config.server.listen_backlog)
+    let address = listen.unwrap_or(settings.server.listen);
+    let listener = server::bind(address, settings.server.listen_backlog.get())
         .with_context(|| format!("cannot listen on {address}"))?;
     let bound = listener.local_addr()?;
     if let Some(tls) = &tls {
@@ -105,15 +100,15 @@ pub async fn run_with_handlers(
         address = %bound,
         tls = tls.is_some(),
         endpoints = endpoints.len(),
-        storage = %config.storage.url
+        storage = %settings.storage.sqlite_path.display()
     );
 
     serve_ingress(
         listener,
         endpoints,
         store,
-        &config.server,
-        config.storage.commit_timeout,
+        &settings.server,
+        settings.storage.commit_timeout,
         tls,
         stop_signal,
     )
@@ -121,13 +116,61 @@ pub async fn run_with_handlers(
     tracing::info!(message = "Stopped accepting; finishing deliveries in flight.");
     let _ = stop_workers.send(true);
     if let Some(mut delivery) = delivery {
-        let grace = Duration::from_millis(config.server.shutdown_grace_ms);
-        let _ = tokio::time::timeout(grace, async {
+        let _ = tokio::time::timeout(settings.server.shutdown_grace, async {
             while delivery.join_next().await.is_some() {}
         })
         .await;
     }
     Ok(())
+}
+
+/// What `serve` builds from its settings before it opens the store or a
+/// socket: everything a configuration can be wrong about beyond its text
+/// (secrets that cannot be read, keys a provider cannot use, certificate
+/// and CA files). `hookinbox config check` builds it too.
+pub struct Built {
+    pub endpoints: Endpoints,
+    pub admin: Option<admin::AdminSettings>,
+    pub tls: Option<TlsListener>,
+}
+
+pub fn build(settings: &Settings) -> Result<Built, ConfigError> {
+    Ok(Built {
+        endpoints: endpoint::build_all(settings)?,
+        admin: settings
+            .admin
+            .as_ref()
+            .map(admin::AdminSettings::build)
+            .transpose()?,
+        tls: settings
+            .server
+            .tls
+            .as_ref()
+            .map(TlsListener::build)
+            .transpose()?,
+    })
+}
+
+/// One line per endpoint at start-up, so an operator sees what is served
+/// where and what it delivers to (secret versions by name only).
+fn log_endpoint(endpoint: &config::Endpoint) {
+    let versions: Vec<&str> = endpoint
+        .secrets
+        .iter()
+        .map(|secret| secret.version.as_str())
+        .collect();
+    let targets: Vec<String> = endpoint
+        .targets
+        .iter()
+        .map(|target| format!("{} ({})", target.name, target.kind.name()))
+        .collect();
+    tracing::info!(
+        message = "Endpoint ready.",
+        path = %format!("/hooks/{}", endpoint.id),
+        provider = %endpoint.provider,
+        secret_versions = %versions.join(", "),
+        targets = %if targets.is_empty() { "none".to_owned() } else { targets.join(", ") }
+    );
 }
 
 /// The one line on stdout: scripts and tests read the bound address from it.
@@ -151,7 +194,7 @@ pub async fn serve_ingress(
     listener: TcpListener,
     endpoints: Endpoints,
     store: Arc<dyn Store>,
-    config: &ServerConfig,
+    settings: &config::Server,
     commit_timeout: Duration,
     tls: Option<TlsListener>,
     stop_signal: impl std::future::Future<Output = ()> + Send,
@@ -159,41 +202,32 @@ pub async fn serve_ingress(
     let state = AppState {
         endpoints: Arc::new(endpoints),
         store,
-        bodies: BodyBudget::new(config.max_inflight_body_bytes),
+        bodies: BodyBudget::new(settings.max_inflight_body_bytes.get() as usize),
         body_pace: BodyPace {
-            grace: Duration::from_millis(config.body_rate_grace_ms),
-            min_bytes_per_second: config.min_body_bytes_per_second,
-            max_duration: Duration::from_millis(config.body_read_timeout_ms),
+            grace: settings.body_rate_grace,
+            min_bytes_per_second: settings.min_body_bytes_per_second.get(),
+            max_duration: settings.body_read_timeout,
         },
         linger: Linger {
-            timeout: Duration::from_millis(config.linger_timeout_ms),
-            max_bytes: config.linger_max_bytes,
+            timeout: settings.linger_timeout,
+            max_bytes: settings.linger_max_bytes,
         },
         clients: Arc::new(ClientRefusals::new(
-            NonZeroU32::new(config.unverified_rate_limit.per_second).unwrap_or(NonZeroU32::MIN),
-            NonZeroU32::new(
-                config
-                    .unverified_rate_limit
-                    .burst
-                    .unwrap_or(config.unverified_rate_limit.per_second),
-            )
-            .unwrap_or(NonZeroU32::MIN),
+            settings.unverified_rate_limit.per_second,
+            settings.unverified_rate_limit.burst,
         )),
-        // Validated with the configuration.
-        trusted_proxies: Arc::new(
-            TrustedProxies::parse(&config.trusted_proxies).unwrap_or_default(),
-        ),
+        trusted_proxies: Arc::new(TrustedProxies::new(settings.trusted_proxies.clone())),
         refusals: Arc::default(),
         commit_timeout,
         storage_refusals: Arc::default(),
     };
     let limits = HttpLimits {
         listener: "public",
-        max_headers: config.max_headers,
-        max_header_bytes: config.max_header_bytes,
-        header_read_timeout: Duration::from_millis(config.header_read_timeout_ms),
-        max_connections: connection_cap(config.max_connections),
-        max_requests_per_connection: config.max_requests_per_connection,
+        max_headers: settings.max_headers.get(),
+        max_header_bytes: settings.max_header_bytes,
+        header_read_timeout: settings.header_read_timeout,
+        max_connections: connection_cap(settings.max_connections.get()),
+        max_requests_per_connection: settings.max_requests_per_connection.get(),
     };
     server::serve(
         listener,
@@ -201,7 +235,7 @@ pub async fn serve_ingress(
         limits,
         tls,
         stop_signal,
-        Duration::from_millis(config.shutdown_grace_ms),
+        settings.shutdown_grace,
     )
     .await;
 }

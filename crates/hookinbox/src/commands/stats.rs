@@ -2,12 +2,12 @@
 
 use std::path::Path;
 
-use crate::config::Config;
+use crate::config;
 use crate::storage;
 
 pub fn run(config_path: &Path, json: bool) -> anyhow::Result<()> {
-    let config = Config::load(config_path)?;
-    let reader = storage::open_reader(&config)?;
+    let config = config::load(config_path)?;
+    let reader = storage::open_reader(&config.storage)?;
     let stats = reader.stats()?;
     if json {
         println!("{}", serde_json::to_string_pretty(&stats)?);

@@ -8,7 +8,7 @@ use anyhow::Context;
 use hookinbox_verify::{Diagnosis, Headers, Outcome, Request};
 use serde_json::json;
 
-use crate::config::Config;
+use crate::config;
 use crate::{clock, endpoint};
 
 /// The verdict: `true` when the request would be accepted.
@@ -20,15 +20,11 @@ pub fn run(
     body_file: &Path,
     query: Option<&str>,
 ) -> anyhow::Result<bool> {
-    let config = Config::load(config_path)?;
-    let index = config
-        .endpoints
-        .iter()
-        .position(|e| e.id == endpoint_id)
+    let settings = config::load(config_path)?;
+    let (index, endpoint_settings) = settings
+        .endpoint(endpoint_id)
         .with_context(|| format!("no endpoint `{endpoint_id}` in {}", config_path.display()))?;
-    let lease = std::time::Duration::from_millis(config.delivery.lease_ms);
-    let endpoint =
-        endpoint::Endpoint::build(&config.endpoints[index], index, &config.base_dir, lease)?;
+    let endpoint = endpoint::Endpoint::build(endpoint_settings, index, settings.delivery.lease)?;
     let mut headers = Headers::new();
     for line in header_lines {
         let (name, value) = line

@@ -4,9 +4,8 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
-use crate::config::Config;
+use crate::config;
 use crate::delivery::HandlerRegistry;
 use crate::{delivery, endpoint, server, storage};
 
@@ -27,14 +26,14 @@ pub async fn run_with_handlers(
     handlers: &HandlerRegistry,
     stop_signal: impl std::future::Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
-    let config = Config::load(config_path)?;
-    let endpoints = endpoint::build_all(&config)?;
-    let store = storage::open(&config)?;
+    let settings = config::load(config_path)?;
+    let endpoints = endpoint::build_all(&settings)?;
+    let store = storage::open(&settings.storage)?;
     let (stop, shutdown) = tokio::sync::watch::channel(false);
     let mut tasks = delivery::spawn(
         Arc::clone(&store),
         &endpoints,
-        &config.delivery,
+        &settings.delivery,
         handlers,
         shutdown,
     )?;
@@ -44,7 +43,7 @@ pub async fn run_with_handlers(
     );
     stop_signal.await;
     let _ = stop.send(true);
-    let grace = Duration::from_millis(config.server.shutdown_grace_ms);
+    let grace = settings.server.shutdown_grace;
     let _ = tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
     Ok(())
 }

@@ -12,13 +12,12 @@ pub mod tls;
 pub mod worker;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use hookinbox_store::{SqliteStore, Store};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use crate::config::DeliveryConfig;
+use crate::config;
 use crate::endpoint::Endpoints;
 use handler_target::BoundHandler;
 pub use handler_target::HandlerRegistry;
@@ -39,7 +38,7 @@ pub struct UnboundHandler {
 pub fn spawn(
     store: Arc<SqliteStore>,
     endpoints: &Endpoints,
-    config: &DeliveryConfig,
+    settings: &config::Delivery,
     handlers: &HandlerRegistry,
     shutdown: watch::Receiver<bool>,
 ) -> Result<JoinSet<()>, UnboundHandler> {
@@ -66,7 +65,7 @@ pub fn spawn(
     let context = WorkerContext {
         store: Arc::clone(&store),
         owner: format!("{}-{}", std::process::id(), uuid_like()),
-        poll_interval: Duration::from_millis(config.poll_ms),
+        poll_interval: settings.poll_interval,
     };
     let mut tasks = JoinSet::new();
     for (target, handler) in bound {
@@ -77,11 +76,7 @@ pub fn spawn(
             shutdown.clone(),
         ));
     }
-    tasks.spawn(rescuer::run(
-        store,
-        Duration::from_millis(config.rescue_interval_ms),
-        shutdown,
-    ));
+    tasks.spawn(rescuer::run(store, settings.rescue_interval, shutdown));
     Ok(tasks)
 }
 

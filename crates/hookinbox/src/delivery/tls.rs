@@ -25,15 +25,11 @@ pub enum TrustRoots {
 }
 
 impl TrustRoots {
-    /// Reads a PEM `ca_file` (resolved against `base_dir`, as secret files
-    /// are). `field` names it in errors, which never include the file's contents.
-    pub fn from_ca_file(
-        file: &Path,
-        base_dir: &Path,
-        field: &str,
-    ) -> Result<TrustRoots, ConfigError> {
-        let path = base_dir.join(file);
-        let pem = std::fs::read(&path).map_err(|e| {
+    /// Reads a PEM `ca_file` (already resolved against the config file's
+    /// directory). `field` names it in errors, which never include the
+    /// file's contents.
+    pub fn from_ca_file(path: &Path, field: &str) -> Result<TrustRoots, ConfigError> {
+        let pem = std::fs::read(path).map_err(|e| {
             ConfigError::invalid(field, format!("cannot read {}: {e}", path.display()))
         })?;
         let mut roots = RootCertStore::empty();
@@ -150,7 +146,7 @@ mod tests {
         std::fs::write(dir.join("not-a-ca.pem"), "sensitive-looking text\n").unwrap();
         let field = "endpoint[0].target[0].ca_file";
         for file in ["not-a-ca.pem", "missing.pem"] {
-            let err = TrustRoots::from_ca_file(Path::new(file), dir, field)
+            let err = TrustRoots::from_ca_file(&dir.join(file), field)
                 .err()
                 .unwrap()
                 .to_string();

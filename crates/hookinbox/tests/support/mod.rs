@@ -312,9 +312,9 @@ pub fn config_with_target(db: &Path, url: &str, target_extra: &str, extra: &str)
 url = "sqlite://{db}"
 
 [delivery]
-poll_ms = 50
-lease_ms = 1000
-rescue_interval_ms = 200
+poll_interval = "50ms"
+lease = "1s"
+rescue_interval = "200ms"
 
 [[endpoint]]
 id = "lab"
@@ -329,9 +329,9 @@ name = "sink"
 kind = "http"
 url = "{url}"
 secret = "{TARGET_SECRET}"
-timeout_ms = 2000
-retry_base_ms = 20
-retry_cap_ms = 200
+timeout = "2s"
+retry_base = "20ms"
+retry_cap = "200ms"
 {target_extra}
 {extra}
 "#,

@@ -1,0 +1,55 @@
+//! `hookinbox config example` and `hookinbox config check`.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::cli::ConfigCommand;
+use crate::commands::serve;
+use crate::config;
+
+pub fn run(command: ConfigCommand) -> anyhow::Result<()> {
+    match command {
+        ConfigCommand::Example => print(config::EXAMPLE),
+        ConfigCommand::Check { config, json } => check(&config, json),
+    }
+}
+
+/// Checks a configuration as `serve` would before it opens the database or
+/// a socket — the file, then every secret, key, certificate and CA file —
+/// and prints the settings it resolves to. Secrets are printed as their
+/// sources only: the settings hold nothing else.
+fn check(path: &Path, json: bool) -> anyhow::Result<()> {
+    let settings = config::load(path)?;
+    serve::build(&settings)?;
+    for endpoint in &settings.endpoints {
+        for target in &endpoint.targets {
+            if matches!(target.kind, config::TargetKind::Handler) {
+                eprintln!(
+                    "note: endpoint `{}`, target `{}` is a handler target: only a program that \
+                     embeds hookinbox and registers a handler under that name can deliver it \
+                     (the stock `hookinbox serve` refuses it unless run with --no-workers)",
+                    endpoint.id, target.name
+                );
+            }
+        }
+    }
+    if json {
+        let text = serde_json::to_string_pretty(&settings).context("printing the settings")?;
+        return print(&format!("{text}\n"));
+    }
+    let text = toml::to_string(&settings).context("printing the settings")?;
+    print(&format!(
+        "# {} is valid. The settings it resolves to (defaults filled in, paths\n\
+         # resolved, secrets as their sources):\n\n{text}",
+        path.display()
+    ))
+}
+
+fn print(text: &str) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()?;
+    Ok(())
+}

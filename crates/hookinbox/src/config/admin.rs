@@ -1,0 +1,74 @@
+//! `[admin]`, checked: the admin listener's address, where its token comes
+//! from, its `Host` allowlist and limits.
+
+use std::net::SocketAddr;
+use std::num::NonZeroUsize;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::checks::{non_zero_usize, positive};
+use super::file::AdminFile;
+use super::secret_source::{SecretFields, SecretSource};
+use super::ConfigError;
+
+/// The admin listener.
+#[derive(Debug, Clone, Serialize)]
+pub struct Admin {
+    pub listen: SocketAddr,
+    /// Where the bearer token comes from; `None` only on a loopback address.
+    pub token: Option<SecretSource>,
+    /// `Host` values admitted besides addresses and `localhost`, as clients
+    /// send them (compared without regard to case).
+    pub allowed_hosts: Vec<String>,
+    #[serde(with = "humantime_serde")]
+    pub header_read_timeout: Duration,
+    pub max_connections: NonZeroUsize,
+}
+
+impl Admin {
+    pub(super) fn from_file(file: AdminFile, base_dir: &Path) -> Result<Admin, ConfigError> {
+        let token = SecretSource::from_fields(
+            SecretFields {
+                name: "token",
+                inline: file.token.as_deref(),
+                env: file.token_env.as_deref(),
+                file: file.token_file.as_deref(),
+            },
+            "admin",
+            base_dir,
+        )?;
+        // Anyone who can reach the port could read the metrics and, later,
+        // replay events.
+        if token.is_none() && !file.listen.ip().is_loopback() {
+            return Err(ConfigError::invalid(
+                "admin.token",
+                format!(
+                    "admin.listen {} is reachable from other machines (not a loopback \
+                     address), so a token is required: set `token_env` (or `token_file`, `token`)",
+                    file.listen
+                ),
+            ));
+        }
+        for (index, host) in file.allowed_hosts.iter().enumerate() {
+            let valid = !host.is_empty()
+                && host
+                    .bytes()
+                    .all(|b| b.is_ascii_graphic() && !b"/?#@".contains(&b));
+            if !valid {
+                return Err(ConfigError::invalid(
+                    format!("admin.allowed_hosts[{index}]"),
+                    "expected a host as clients send it in `Host`, such as \"admin.internal:9090\"",
+                ));
+            }
+        }
+        Ok(Admin {
+            listen: file.listen,
+            token,
+            allowed_hosts: file.allowed_hosts,
+            header_read_timeout: positive(file.header_read_timeout, "admin.header_read_timeout")?,
+            max_connections: non_zero_usize(file.max_connections, "admin.max_connections")?,
+        })
+    }
+}

@@ -1,0 +1,358 @@
+//! `[[endpoint]]`, checked: its id, provider scheme, limits, key ring
+//! sources, credential and targets.
+//!
+//! The provider's adapter is built once here, so an unknown provider, a
+//! `generic_hmac` table that cannot work or a Mailgun endpoint without
+//! `basic_auth` stop the configuration, not a later step.
+
+use std::num::NonZeroUsize;
+use std::path::Path;
+use std::time::Duration;
+
+use hookinbox_verify::providers::generic_hmac::{GenericHmacSettings, HmacAlgorithm};
+use hookinbox_verify::{adapter_for, AdapterSettings, SettingsError, SignatureEncoding};
+use serde::Serialize;
+
+use super::checks::{non_zero_usize, whole_seconds};
+use super::file::{
+    BasicAuthFile, EndpointFile, GenericHmacFile, HmacAlgorithmName, SecretFile,
+    SignatureEncodingName,
+};
+use super::secret_source::{SecretFields, SecretSource};
+use super::server::RateLimit;
+use super::target::Target;
+use super::ConfigError;
+
+/// Largest `max_body_bytes` an endpoint may set: a body is held in memory whole.
+const MAX_BODY_BYTES_LIMIT: usize = 64 * 1024 * 1024;
+
+/// One webhook endpoint.
+#[derive(Debug, Clone, Serialize)]
+pub struct Endpoint {
+    /// 1–64 letters, digits, `-`, `_` or `.`: a path segment as it stands.
+    pub id: String,
+    /// The provider's registered name (`stripe`, `generic_hmac`, …).
+    pub provider: &'static str,
+    /// Whole seconds; `None`: the provider's default.
+    #[serde(with = "humantime_serde")]
+    pub tolerance: Option<Duration>,
+    /// At most 64 MiB.
+    pub max_body_bytes: NonZeroUsize,
+    pub public_url: Option<String>,
+    /// Lower-cased media types, or `"*"`.
+    pub content_types: Vec<String>,
+    pub event_types: Option<Vec<String>>,
+    pub rate_limit: Option<RateLimit>,
+    #[serde(flatten)]
+    pub ordering: Option<ObjectOrdering>,
+    pub basic_auth: Option<BasicAuth>,
+    pub generic_hmac: Option<GenericHmacFile>,
+    /// At least one.
+    #[serde(rename = "secret")]
+    pub secrets: Vec<SecretVersion>,
+    /// Names unique within the endpoint.
+    #[serde(rename = "target")]
+    pub targets: Vec<Target>,
+}
+
+/// JSON pointers to an object id and its version, for per-object ordering.
+#[derive(Debug, Clone, Serialize)]
+pub struct ObjectOrdering {
+    pub object_id: String,
+    pub object_version: String,
+}
+
+/// One version of the key ring.
+#[derive(Debug, Clone, Serialize)]
+pub struct SecretVersion {
+    /// Not empty.
+    pub version: String,
+    pub value: SecretSource,
+    /// Not after `not_after` when both are set.
+    pub not_before: Option<i64>,
+    pub not_after: Option<i64>,
+}
+
+/// The credential an endpoint requires besides the signature.
+#[derive(Debug, Clone, Serialize)]
+pub struct BasicAuth {
+    /// Not empty, without `:`.
+    pub username: String,
+    pub password: SecretSource,
+}
+
+impl Endpoint {
+    /// `index` names the endpoint in errors (`endpoint[2].…`).
+    pub(super) fn from_file(
+        file: EndpointFile,
+        index: usize,
+        base_dir: &Path,
+    ) -> Result<Endpoint, ConfigError> {
+        let field = |name: &str| format!("endpoint[{index}].{name}");
+        let id_ok = !file.id.is_empty()
+            && file.id.len() <= 64
+            && file
+                .id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.');
+        if !id_ok {
+            return Err(ConfigError::invalid(
+                field("id"),
+                "must be 1–64 characters of letters, digits, `-`, `_` or `.`",
+            ));
+        }
+        if let Some(generic_hmac) = &file.generic_hmac {
+            if let Some(tolerance) = generic_hmac.tolerance {
+                whole_seconds(tolerance, &field("generic_hmac.tolerance"))?;
+            }
+            whole_seconds(
+                generic_hmac.redelivery_window,
+                &field("generic_hmac.redelivery_window"),
+            )?;
+        }
+        let provider = check_provider(
+            &file.provider,
+            &adapter_settings(&file.public_url, file.generic_hmac.as_ref()),
+            file.basic_auth.is_some(),
+            &file.id,
+            index,
+        )?;
+        let tolerance = file
+            .tolerance
+            .map(|tolerance| whole_seconds(tolerance, &field("tolerance")).map(|_| tolerance))
+            .transpose()?;
+        let max_body_bytes = non_zero_usize(file.max_body_bytes, &field("max_body_bytes"))
+            .ok()
+            .filter(|bytes| bytes.get() <= MAX_BODY_BYTES_LIMIT)
+            .ok_or_else(|| {
+                ConfigError::invalid(field("max_body_bytes"), "must be between 1 and 64 MiB")
+            })?;
+        let ordering = match (file.object_id, file.object_version) {
+            (Some(object_id), Some(object_version)) => Some(ObjectOrdering {
+                object_id,
+                object_version,
+            }),
+            (None, None) => None,
+            _ => {
+                return Err(ConfigError::invalid(
+                    field("object_id"),
+                    "`object_id` and `object_version` go together: ordering needs both",
+                ))
+            }
+        };
+        let rate_limit = file
+            .rate_limit
+            .as_ref()
+            .map(|rate| RateLimit::from_file(rate, &field("rate_limit")))
+            .transpose()?;
+        let basic_auth = file
+            .basic_auth
+            .map(|auth| BasicAuth::from_file(auth, &field("basic_auth"), base_dir))
+            .transpose()?;
+        if file.secret.is_empty() {
+            return Err(ConfigError::invalid(
+                field("secret"),
+                "at least one [[endpoint.secret]] is required",
+            ));
+        }
+        let secrets = file
+            .secret
+            .into_iter()
+            .enumerate()
+            .map(|(n, secret)| {
+                SecretVersion::from_file(secret, &field(&format!("secret[{n}]")), base_dir)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut names = std::collections::HashSet::new();
+        let mut targets = Vec::with_capacity(file.target.len());
+        for (t, target) in file.target.into_iter().enumerate() {
+            let target_field = field(&format!("target[{t}]"));
+            if target.name.is_empty() || !names.insert(target.name.clone()) {
+                return Err(ConfigError::invalid(
+                    format!("{target_field}.name"),
+                    "must be non-empty and unique within the endpoint",
+                ));
+            }
+            targets.push(Target::from_file(target, &target_field, base_dir)?);
+        }
+        Ok(Endpoint {
+            id: file.id,
+            provider,
+            tolerance,
+            max_body_bytes,
+            public_url: file.public_url,
+            content_types: file
+                .content_types
+                .iter()
+                .map(|t| t.trim().to_ascii_lowercase())
+                .collect(),
+            event_types: file.event_types,
+            rate_limit,
+            ordering,
+            basic_auth,
+            generic_hmac: file.generic_hmac,
+            secrets,
+            targets,
+        })
+    }
+
+    /// What the verify crate needs to build this endpoint's adapter.
+    pub fn adapter_settings(&self) -> AdapterSettings {
+        adapter_settings(&self.public_url, self.generic_hmac.as_ref())
+    }
+
+    /// The timestamp tolerance in seconds, when the endpoint sets one.
+    pub fn tolerance_seconds(&self) -> Option<u64> {
+        self.tolerance.map(|t| t.as_secs())
+    }
+}
+
+impl SecretVersion {
+    fn from_file(
+        file: SecretFile,
+        field: &str,
+        base_dir: &Path,
+    ) -> Result<SecretVersion, ConfigError> {
+        if file.version.trim().is_empty() {
+            return Err(ConfigError::invalid(
+                format!("{field}.version"),
+                "must not be empty",
+            ));
+        }
+        let value = SecretSource::required(
+            SecretFields {
+                name: "value",
+                inline: file.value.as_deref(),
+                env: file.value_env.as_deref(),
+                file: file.value_file.as_deref(),
+            },
+            field,
+            base_dir,
+        )?;
+        if let (Some(start), Some(end)) = (file.not_before, file.not_after) {
+            if start > end {
+                return Err(ConfigError::invalid(
+                    format!("{field}.not_before"),
+                    "is after not_after",
+                ));
+            }
+        }
+        Ok(SecretVersion {
+            version: file.version,
+            value,
+            not_before: file.not_before,
+            not_after: file.not_after,
+        })
+    }
+}
+
+impl BasicAuth {
+    fn from_file(
+        file: BasicAuthFile,
+        field: &str,
+        base_dir: &Path,
+    ) -> Result<BasicAuth, ConfigError> {
+        if file.username.is_empty() || file.username.contains(':') {
+            return Err(ConfigError::invalid(
+                format!("{field}.username"),
+                "must be non-empty and without `:` (basic auth separates the password with it)",
+            ));
+        }
+        let password = SecretSource::required(
+            SecretFields {
+                name: "password",
+                inline: file.password.as_deref(),
+                env: file.password_env.as_deref(),
+                file: file.password_file.as_deref(),
+            },
+            field,
+            base_dir,
+        )?;
+        Ok(BasicAuth {
+            username: file.username,
+            password,
+        })
+    }
+}
+
+/// Builds the provider's adapter once (the verify crate checks its own
+/// settings) and applies what its coverage requires; returns the provider's
+/// registered name.
+fn check_provider(
+    provider: &str,
+    settings: &AdapterSettings,
+    has_basic_auth: bool,
+    id: &str,
+    index: usize,
+) -> Result<&'static str, ConfigError> {
+    let adapter = adapter_for(provider, settings).map_err(|error| provider_error(error, index))?;
+    let name = adapter.name();
+    if !has_basic_auth && adapter.coverage().needs_endpoint_credential() {
+        return Err(ConfigError::invalid(
+            format!("endpoint[{index}].basic_auth"),
+            format!(
+                "is required for provider `{name}`: its signature does not cover the body, \
+                 so anyone holding a webhook signed with the same key (every webhook of \
+                 the account carries one) could attach any body to it; set basic_auth and \
+                 put the credentials in the webhook URL (https://user:password@host/hooks/{id})"
+            ),
+        ));
+    }
+    Ok(name)
+}
+
+fn adapter_settings(
+    public_url: &Option<String>,
+    generic_hmac: Option<&GenericHmacFile>,
+) -> AdapterSettings {
+    AdapterSettings {
+        public_url: public_url.clone(),
+        generic_hmac: generic_hmac.map(generic_hmac_settings),
+    }
+}
+
+/// The verify crate's settings for a `[endpoint.generic_hmac]` table (its
+/// durations were checked to be whole seconds).
+fn generic_hmac_settings(file: &GenericHmacFile) -> GenericHmacSettings {
+    GenericHmacSettings {
+        signature_header: file.signature_header.clone(),
+        signature_prefix: file.signature_prefix.clone(),
+        signed_content: file.signed_content.clone(),
+        algorithm: match file.algorithm {
+            HmacAlgorithmName::Sha256 => HmacAlgorithm::Sha256,
+            HmacAlgorithmName::Sha1 => HmacAlgorithm::Sha1,
+        },
+        encoding: match file.encoding {
+            SignatureEncodingName::Hex => SignatureEncoding::Hex,
+            SignatureEncodingName::Base64 => SignatureEncoding::Base64,
+        },
+        timestamp_header: file.timestamp_header.clone(),
+        tolerance_seconds: file.tolerance.map(|t| t.as_secs()),
+        id_header: file.id_header.clone(),
+        id_pointer: file.id_pointer.clone(),
+        type_header: file.type_header.clone(),
+        type_pointer: file.type_pointer.clone(),
+        redelivery_window_seconds: file.redelivery_window.as_secs(),
+    }
+}
+
+/// The verify crate's complaint, under the endpoint's field names: its
+/// settings call the durations `*_seconds`, the file does not.
+fn provider_error(error: SettingsError, index: usize) -> ConfigError {
+    let in_file = |field: &str| {
+        let field = field
+            .replace("tolerance_seconds", "tolerance")
+            .replace("redelivery_window_seconds", "redelivery_window");
+        format!("endpoint[{index}].{field}")
+    };
+    match error {
+        SettingsError::Invalid { field, message } => ConfigError::invalid(in_file(field), message),
+        SettingsError::Missing { provider, field } => ConfigError::invalid(
+            in_file(field),
+            format!("is required by provider `{provider}`"),
+        ),
+        unknown @ SettingsError::UnknownProvider { .. } => {
+            ConfigError::invalid(format!("endpoint[{index}].provider"), unknown.to_string())
+        }
+    }
+}

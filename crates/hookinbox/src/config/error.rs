@@ -1,0 +1,50 @@
+//! Why a configuration cannot be used.
+
+use std::path::PathBuf;
+
+/// A configuration that cannot be used. Messages name the field
+/// (`endpoint[2].target[0].timeout`) and never include a secret value.
+///
+/// Each message is complete on its own, cause included, and the variants
+/// expose no `source()`: every printer (the CLI's `error: …` line, a log
+/// line, `config check`) then shows the cause exactly once.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {}: {error}", path.display())]
+    Read {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// The text is not TOML, or not the shape of a configuration (an
+    /// unknown field, a value of the wrong type).
+    #[error("{}: {message}", path.display())]
+    Parse { path: PathBuf, message: String },
+    /// A value the types accept but the rules do not.
+    #[error("{field}: {message}")]
+    Invalid { field: String, message: String },
+}
+
+impl ConfigError {
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ConfigError::Invalid {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_error_states_its_cause_once() {
+        let error = ConfigError::Read {
+            path: PathBuf::from("nope.toml"),
+            error: std::io::Error::from(std::io::ErrorKind::NotFound),
+        };
+        // As the binary prints it: the whole chain, joined by ": ".
+        let printed = format!("{:#}", anyhow::Error::from(error));
+        assert_eq!(printed, "cannot read nope.toml: entity not found");
+    }
+}

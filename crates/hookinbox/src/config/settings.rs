@@ -1,0 +1,76 @@
+//! The configuration after every check: what the rest of the service builds
+//! from. Each field's type holds only values that work (`NonZero*`,
+//! `Duration`, a parsed `Uri`, `IpNet`s, a [`SecretSource`]), and rules
+//! between fields are in the shapes (an `http` target has a URL, a handler
+//! has none), so builders take these settings as they are and check
+//! nothing again. Secrets are held as their sources; they are read when the
+//! service is built.
+//!
+//! `Serialize` prints them for `hookinbox config check`, under the names the
+//! file uses, secrets as sources only.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::admin::Admin;
+use super::endpoint::Endpoint;
+use super::file::ConfigFile;
+use super::server::Server;
+use super::storage::{Delivery, Storage};
+use super::ConfigError;
+
+/// A checked configuration.
+#[derive(Debug, Clone, Serialize)]
+pub struct Settings {
+    pub server: Server,
+    pub storage: Storage,
+    pub delivery: Delivery,
+    pub admin: Option<Admin>,
+    /// At least one, ids unique.
+    #[serde(rename = "endpoint")]
+    pub endpoints: Vec<Endpoint>,
+}
+
+impl Settings {
+    /// Checks a parsed file; relative paths in it are resolved against `base_dir`.
+    pub(super) fn from_file(file: ConfigFile, base_dir: &Path) -> Result<Settings, ConfigError> {
+        let server = Server::from_file(file.server, base_dir)?;
+        let storage = Storage::from_file(file.storage, base_dir)?;
+        let delivery = Delivery::from_file(file.delivery)?;
+        let admin = file
+            .admin
+            .map(|admin| Admin::from_file(admin, base_dir))
+            .transpose()?;
+        if file.endpoint.is_empty() {
+            return Err(ConfigError::invalid(
+                "endpoint",
+                "at least one [[endpoint]] is required",
+            ));
+        }
+        let mut ids = HashSet::new();
+        let mut endpoints = Vec::with_capacity(file.endpoint.len());
+        for (index, endpoint) in file.endpoint.into_iter().enumerate() {
+            if !ids.insert(endpoint.id.clone()) {
+                return Err(ConfigError::invalid(
+                    format!("endpoint[{index}].id"),
+                    format!("`{}` is used by two endpoints", endpoint.id),
+                ));
+            }
+            endpoints.push(Endpoint::from_file(endpoint, index, base_dir)?);
+        }
+        Ok(Settings {
+            server,
+            storage,
+            delivery,
+            admin,
+            endpoints,
+        })
+    }
+
+    /// The endpoint with this id, and its index (for field names).
+    pub fn endpoint(&self, id: &str) -> Option<(usize, &Endpoint)> {
+        self.endpoints.iter().enumerate().find(|(_, e)| e.id == id)
+    }
+}
