@@ -326,9 +326,10 @@ async fn idle_admin_connections_are_closed_after_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let (_server, admin) = start_admin(dir.path(), "header_read_timeout = \"300ms\"\n").await;
 
-    // A connection that never sends a byte.
-    let mut silent = tokio::net::TcpStream::connect(&admin).await.unwrap();
+    // A connection that never sends a byte. The clock starts before the
+    // connect: the server's timer starts at its accept, which is later.
     let opened = std::time::Instant::now();
+    let mut silent = tokio::net::TcpStream::connect(&admin).await.unwrap();
     assert!(read_until_closed(&mut silent, Duration::from_secs(10))
         .await
         .is_empty());
