@@ -1,6 +1,7 @@
 //! One module per CLI command.
 
 pub mod events;
+pub mod output;
 pub mod serve;
 pub mod stats;
 pub mod verify;
