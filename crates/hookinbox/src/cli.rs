@@ -4,8 +4,17 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+/// `--version`: the release and the commit it was built from (`build.rs`;
+/// "unknown" when built outside a git checkout).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("HOOKINBOX_COMMIT"),
+    ")"
+);
+
 #[derive(Debug, Parser)]
-#[command(name = "hookinbox", version, about = "Durable webhook receiver")]
+#[command(name = "hookinbox", version = VERSION, about = "Durable webhook receiver")]
 pub struct Cli {
     /// Log format on stderr.
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]

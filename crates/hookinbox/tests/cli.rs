@@ -286,3 +286,36 @@ fn an_error_is_one_line_naming_its_cause_once() {
         format!("error: cannot read {}: {enoent}\n", missing.display())
     );
 }
+
+/// `--version` names the release and the commit the binary was built from:
+/// the one `git` reports for this checkout, or "unknown" outside one.
+#[test]
+fn version_names_the_release_and_the_commit() {
+    let out = hookinbox(&["--version"]);
+    assert!(out.status.success());
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .ok()
+            .filter(|out| out.status.success())
+            .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    };
+    let built_from = option_env!("HOOKINBOX_BUILD_COMMIT")
+        .map(str::trim)
+        .filter(|commit| !commit.is_empty())
+        .map(str::to_owned)
+        .or_else(|| {
+            git(&["ls-files", "--error-unmatch", "build.rs"])?;
+            git(&["rev-parse", "--short", "HEAD"])
+        })
+        .unwrap_or_else(|| "unknown".to_owned());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "hookinbox {} (commit {built_from})\n",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+}
