@@ -121,7 +121,8 @@ pub enum EventsCommand {
         config: PathBuf,
         /// The inbox id.
         id: String,
-        /// Include the raw payload (base64 in JSON, raw bytes otherwise).
+        /// Include the raw payload (base64 in JSON, raw bytes after the
+        /// summary otherwise).
         #[arg(long)]
         payload: bool,
         /// Print JSON instead of a summary.

@@ -319,3 +319,60 @@ fn version_names_the_release_and_the_commit() {
         )
     );
 }
+
+/// `events show` without `--json` is a summary a person reads (it was a
+/// JSON dump): the event, its delivery's status and attempts, and the
+/// error of the attempt that failed, from the real rows.
+#[tokio::test]
+async fn events_show_summarises_an_event_and_its_deliveries() {
+    let sink = Sink::start().await;
+    sink.respond_with(|n, _| (if n == 0 { 500 } else { 200 }, vec![]));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let server = Server::start(dir.path(), &config_with_target(&db, &sink.url(), "", ""));
+    let event = lab_event("shown");
+    let answer = post(&client(), &server.url("/hooks/lab"), &event).await;
+    assert_eq!(answer.status, 200);
+    let id = answer.json()["id"].as_str().unwrap().to_owned();
+    let processed = eventually(Duration::from_secs(10), || {
+        inbox_status(&db).get("shown").map(String::as_str) == Some("PROCESSED")
+    })
+    .await;
+    assert!(processed, "delivered on the second attempt");
+
+    let config = server.config_path.to_str().unwrap();
+    let out = hookinbox(&["events", "show", &id, "--config", config]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut expected = vec![
+        format!("event      {id}\n"),
+        "endpoint   lab (lab)\n".to_owned(),
+        "event id   shown\n".to_owned(),
+        "type       payment.succeeded\n".to_owned(),
+        "status     PROCESSED\n".to_owned(),
+        format!("payload    {} bytes, application/json\n", event.body.len()),
+        "secret     version v1\n".to_owned(),
+        "\ndeliveries 1\n".to_owned(),
+        "  sink  DELIVERED  2 attempts  (delivery ".to_owned(),
+    ];
+    expected.extend(["  PENDING  http 500\n", "  DELIVERED\n"].map(str::to_owned));
+    let mut rest = text.as_str();
+    for part in &expected {
+        let at = rest
+            .find(part.as_str())
+            .unwrap_or_else(|| panic!("expected {part:?} (in this order) in:\n{text}"));
+        rest = &rest[at + part.len()..];
+    }
+    assert!(
+        text.lines().any(|l| l.starts_with("    attempt 1   ")),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("    attempt 2   ")),
+        "{text}"
+    );
+}

@@ -8,6 +8,7 @@ use hookinbox_store::Store as _;
 use hookinbox_store::{EventFilter, InboxStatus, ReplaySelector};
 use serde_json::json;
 
+use super::event_text;
 use super::output::note;
 use crate::cli::EventsCommand;
 use crate::config::Config;
@@ -75,9 +76,10 @@ pub async fn run(command: EventsCommand, out: &mut impl Write) -> anyhow::Result
                 }
                 writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
             } else {
-                writeln!(out, "{}", serde_json::to_string_pretty(&detail)?)?;
+                event_text::write_event(out, &detail)?;
                 if payload {
                     if let Some(raw) = raw {
+                        writeln!(out, "\npayload")?;
                         out.write_all(&raw)?;
                         writeln!(out)?;
                     }

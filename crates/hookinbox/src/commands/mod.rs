@@ -1,5 +1,6 @@
 //! One module per CLI command.
 
+pub mod event_text;
 pub mod events;
 pub mod output;
 pub mod serve;
