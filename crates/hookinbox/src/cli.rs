@@ -4,10 +4,20 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+/// `--version`: the release and the commit it was built from (`build.rs`;
+/// "unknown" when built outside a git checkout).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("HOOKINBOX_COMMIT"),
+    ")"
+);
+
 #[derive(Debug, Parser)]
-#[command(name = "hookinbox", version, about = "Durable webhook receiver")]
+#[command(name = "hookinbox", version = VERSION, about = "Durable webhook receiver")]
 pub struct Cli {
-    /// Log format on stderr.
+    /// How log lines on stderr are written; `RUST_LOG` picks which are
+    /// (default `info`).
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
     #[command(subcommand)]
@@ -24,6 +34,8 @@ pub enum LogFormat {
 pub enum Command {
     /// Receive webhooks.
     Serve {
+        /// The configuration file (TOML); relative paths in it are taken from
+        /// its folder.
         #[arg(long)]
         config: PathBuf,
         /// Overrides `server.listen` (port 0 picks a free port; the bound
@@ -36,6 +48,8 @@ pub enum Command {
     },
     /// Deliver accepted events to their targets (no ingress).
     Work {
+        /// The configuration file (TOML); relative paths in it are taken from
+        /// its folder.
         #[arg(long)]
         config: PathBuf,
     },
@@ -46,6 +60,8 @@ pub enum Command {
     },
     /// Check one captured request offline, exactly as `serve` would.
     Verify {
+        /// The configuration file (TOML); relative paths in it are taken from
+        /// its folder.
         #[arg(long)]
         config: PathBuf,
         /// The endpoint id whose scheme and secrets to use.
@@ -71,6 +87,8 @@ pub enum Command {
     },
     /// Inbox counts by status and endpoint.
     Stats {
+        /// The configuration file (TOML); relative paths in it are taken from
+        /// its folder.
         #[arg(long)]
         config: PathBuf,
         /// Print JSON instead of a table.
@@ -83,32 +101,43 @@ pub enum Command {
 pub enum EventsCommand {
     /// List events, newest first.
     List {
+        /// The configuration file (TOML); relative paths in it are taken from
+        /// its folder.
         #[arg(long)]
         config: PathBuf,
-        /// accepted, processed or failed.
+        /// Only events with this status: accepted, processed or failed.
         #[arg(long)]
         status: Option<String>,
+        /// Only events received by this endpoint id.
         #[arg(long)]
         endpoint: Option<String>,
+        /// At most this many events.
         #[arg(long, default_value_t = 100)]
         limit: usize,
+        /// Print JSON (an array of events) instead of a table.
         #[arg(long)]
         json: bool,
     },
     /// One event: metadata, deliveries, attempts, last error.
     Show {
+        /// The configuration file (TOML); relative paths in it are taken from
+        /// its folder.
         #[arg(long)]
         config: PathBuf,
         /// The inbox id.
         id: String,
-        /// Include the raw payload (base64 in JSON, raw bytes otherwise).
+        /// Include the raw payload (base64 in JSON, raw bytes after the
+        /// summary otherwise).
         #[arg(long)]
         payload: bool,
+        /// Print JSON instead of a summary.
         #[arg(long)]
         json: bool,
     },
     /// Deliver events again: new deliveries with the same idempotency key.
     Replay {
+        /// The configuration file (TOML); relative paths in it are taken from
+        /// its folder.
         #[arg(long)]
         config: PathBuf,
         /// The inbox id to replay.
@@ -120,6 +149,7 @@ pub enum EventsCommand {
         /// With --status: only events received at or after this time (unix seconds).
         #[arg(long)]
         since: Option<i64>,
+        /// Print JSON (the replayed inbox ids) instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -141,4 +171,46 @@ pub enum ConfigCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    /// `--help` explains every option of every command (`--config` had no
+    /// description anywhere).
+    #[test]
+    fn every_option_and_command_has_a_description() {
+        fn undocumented(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            if command.get_about().is_none() {
+                missing.push(format!("`{path}` has no about"));
+            }
+            for arg in command.get_arguments() {
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("`{path}` option `{}`", arg.get_id()));
+                }
+            }
+            for sub in command.get_subcommands() {
+                undocumented(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut command = Cli::command();
+        // Adds --help and --version, and the global options to every subcommand.
+        command.build();
+        let mut missing = Vec::new();
+        undocumented(&command, "hookinbox", &mut missing);
+        assert!(missing.is_empty(), "{missing:#?}");
+        // The walk reaches the leaves: `events list` and its options.
+        let list = command
+            .find_subcommand("events")
+            .and_then(|events| events.find_subcommand("list"))
+            .expect("events list");
+        assert!(list.get_arguments().any(|arg| arg.get_id() == "config"));
+    }
 }

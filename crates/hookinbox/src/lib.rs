@@ -16,6 +16,7 @@ pub mod delivery;
 pub mod endpoint;
 pub mod failpoint;
 pub mod ingress;
+pub(crate) mod json_line;
 pub mod server;
 pub mod storage;
 pub mod telemetry;

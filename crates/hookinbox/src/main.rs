@@ -3,8 +3,11 @@ use std::process::ExitCode;
 use clap::Parser;
 use hookinbox::cli::{Cli, Command, LogFormat};
 use hookinbox::commands;
+use hookinbox::commands::output::{error_line, is_stdout_closed, note_line, Stdout};
 use tracing_subscriber::EnvFilter;
 
+/// Exit status: 0 success (or stdout closed by its reader), 1 a negative
+/// answer (`verify` refused, `events show` found nothing), 2 an error.
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.log_format);
@@ -21,9 +24,9 @@ fn main() -> ExitCode {
         Command::Work { config } => runtime()
             .and_then(|runtime| runtime.block_on(commands::work::run(&config)))
             .map(|()| true),
-        Command::Events { command } => {
-            runtime().and_then(|runtime| runtime.block_on(commands::events::run(command)))
-        }
+        Command::Events { command } => runtime().and_then(|runtime| {
+            runtime.block_on(commands::events::run(command, &mut Stdout::lock()))
+        }),
         Command::Verify {
             config,
             endpoint,
@@ -38,15 +41,19 @@ fn main() -> ExitCode {
             &headers,
             &body_file,
             query.as_deref(),
+            &mut Stdout::lock(),
         ),
-        Command::Stats { config, json } => commands::stats::run(&config, json).map(|()| true),
+        Command::Stats { config, json } => {
+            commands::stats::run(&config, json, &mut Stdout::lock()).map(|()| true)
+        }
         Command::Config { command } => commands::config::run(command).map(|()| true),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
+        Err(error) if is_stdout_closed(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            note_line(format_args!("error: {}", error_line(&error)));
             ExitCode::from(2)
         }
     }

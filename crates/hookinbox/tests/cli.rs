@@ -1,9 +1,14 @@
-//! The CLI: `verify` for one captured request offline, `stats`, and start-up
-//! refusing a bad config with a message that names the field.
+//! The CLI: `verify` for one captured request offline, `stats`, start-up
+//! refusing a bad config with a message that names the field, and the
+//! manners of a Unix tool (a closed pipe, `--version`, one-line errors).
 
 mod support;
 
-use std::process::{Command, Output};
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
 
 use support::*;
 
@@ -177,4 +182,197 @@ async fn stats_counts_by_endpoint_and_status() {
     assert_eq!(stats["disk"]["payload_log_bytes"], bodies as u64);
     assert_eq!(stats["disk"]["payload_segments"], 1);
     assert!(stats["disk"]["database_bytes"].as_u64().unwrap() > 0);
+}
+
+/// Accepts `count` lab events (`seed-0` …) through `server`, a few at a time.
+async fn seed(server: &Server, count: usize) {
+    let client = client();
+    let url = server.url("/hooks/lab");
+    let statuses: Vec<u16> = futures::stream::iter(0..count)
+        .map(|n| {
+            let (client, url) = (client.clone(), url.clone());
+            async move {
+                post(&client, &url, &lab_event(&format!("seed-{n}")))
+                    .await
+                    .status
+            }
+        })
+        .buffer_unordered(16)
+        .collect()
+        .await;
+    assert!(statuses.iter().all(|&status| status == 200), "{statuses:?}");
+}
+
+/// Waits for `child` to exit, at most `timeout`.
+fn wait_at_most(child: &mut std::process::Child, timeout: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for hookinbox") {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("hookinbox did not exit within {timeout:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `hookinbox events list --json | head -1`: once the reader has its line
+/// and goes away, the command stops quietly with status 0 (it panicked with
+/// "failed printing to stdout: Broken pipe" and a backtrace).
+#[tokio::test]
+async fn events_list_into_a_pipe_closed_early_exits_0_quietly() {
+    const EVENTS: usize = 1_000;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let server = Server::start(dir.path(), &config(&db, ""));
+    seed(&server, EVENTS).await;
+    let config = server.config_path.to_str().unwrap().to_owned();
+    let list = [
+        "events", "list", "--json", "--limit", "1000", "--config", &config,
+    ];
+
+    // The whole listing is three times what a pipe holds (64 KiB) and the
+    // buffers on either side, so the command is still writing when its
+    // reader goes away.
+    let whole = hookinbox(&list);
+    assert!(
+        whole.status.success(),
+        "{}",
+        String::from_utf8_lossy(&whole.stderr)
+    );
+    assert!(
+        whole.stdout.len() > 3 * 64 * 1024,
+        "{} bytes",
+        whole.stdout.len()
+    );
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hookinbox"))
+        .args(list)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run hookinbox");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut first)
+        .expect("read the first line");
+    assert_eq!(first, "[\n");
+    // The reader is dropped here, as `head -1` exits.
+    let status = wait_at_most(&mut child, Duration::from_secs(30));
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr, "");
+}
+
+/// An error is one line, `error: …`, each cause once, with status 2.
+#[test]
+fn an_error_is_one_line_naming_its_cause_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.toml");
+    let out = hookinbox(&["stats", "--config", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let enoent = std::io::Error::from_raw_os_error(2);
+    assert_eq!(
+        stderr,
+        format!("error: cannot read {}: {enoent}\n", missing.display())
+    );
+}
+
+/// `--version` names the release and the commit the binary was built from:
+/// the one `git` reports for this checkout, or "unknown" outside one.
+#[test]
+fn version_names_the_release_and_the_commit() {
+    let out = hookinbox(&["--version"]);
+    assert!(out.status.success());
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .ok()
+            .filter(|out| out.status.success())
+            .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    };
+    let built_from = option_env!("HOOKINBOX_BUILD_COMMIT")
+        .map(str::trim)
+        .filter(|commit| !commit.is_empty())
+        .map(str::to_owned)
+        .or_else(|| {
+            git(&["ls-files", "--error-unmatch", "build.rs"])?;
+            git(&["rev-parse", "--short", "HEAD"])
+        })
+        .unwrap_or_else(|| "unknown".to_owned());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "hookinbox {} (commit {built_from})\n",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+}
+
+/// `events show` without `--json` is a summary a person reads (it was a
+/// JSON dump): the event, its delivery's status and attempts, and the
+/// error of the attempt that failed, from the real rows.
+#[tokio::test]
+async fn events_show_summarises_an_event_and_its_deliveries() {
+    let sink = Sink::start().await;
+    sink.respond_with(|n, _| (if n == 0 { 500 } else { 200 }, vec![]));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let server = Server::start(dir.path(), &config_with_target(&db, &sink.url(), "", ""));
+    let event = lab_event("shown");
+    let answer = post(&client(), &server.url("/hooks/lab"), &event).await;
+    assert_eq!(answer.status, 200);
+    let id = answer.json()["id"].as_str().unwrap().to_owned();
+    let processed = eventually(Duration::from_secs(10), || {
+        inbox_status(&db).get("shown").map(String::as_str) == Some("PROCESSED")
+    })
+    .await;
+    assert!(processed, "delivered on the second attempt");
+
+    let config = server.config_path.to_str().unwrap();
+    let out = hookinbox(&["events", "show", &id, "--config", config]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut expected = vec![
+        format!("event      {id}\n"),
+        "endpoint   lab (lab)\n".to_owned(),
+        "event id   shown\n".to_owned(),
+        "type       payment.succeeded\n".to_owned(),
+        "status     PROCESSED\n".to_owned(),
+        format!("payload    {} bytes, application/json\n", event.body.len()),
+        "secret     version v1\n".to_owned(),
+        "\ndeliveries 1\n".to_owned(),
+        "  sink  DELIVERED  2 attempts  (delivery ".to_owned(),
+    ];
+    expected.extend(["  PENDING  http 500\n", "  DELIVERED\n"].map(str::to_owned));
+    let mut rest = text.as_str();
+    for part in &expected {
+        let at = rest
+            .find(part.as_str())
+            .unwrap_or_else(|| panic!("expected {part:?} (in this order) in:\n{text}"));
+        rest = &rest[at + part.len()..];
+    }
+    assert!(
+        text.lines().any(|l| l.starts_with("    attempt 1   ")),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("    attempt 2   ")),
+        "{text}"
+    );
 }

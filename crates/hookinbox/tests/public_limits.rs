@@ -92,7 +92,7 @@ async fn a_client_that_writes_the_whole_body_before_reading_gets_its_413() {
     for answer in answers {
         let (status, head, body) = answer.expect("the answer arrives, not a reset");
         assert_eq!(status, 413);
-        assert_eq!(body, r#"{"accepted":false,"error":"too_large"}"#);
+        assert_eq!(body, "{\"accepted\":false,\"error\":\"too_large\"}\n");
         assert!(
             head.to_ascii_lowercase().contains("connection: close"),
             "{head}"
@@ -118,7 +118,7 @@ async fn a_body_that_stalls_is_answered_408_at_its_pace_deadline() {
     let (status, _, body) = answer.unwrap();
     assert_eq!(
         (status, body.as_str()),
-        (408, r#"{"accepted":false,"error":"timeout"}"#)
+        (408, "{\"accepted\":false,\"error\":\"timeout\"}\n")
     );
     // The grace period plus what ten bytes earn at 1,000 B/s (310 ms).
     assert!(

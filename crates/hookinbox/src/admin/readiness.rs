@@ -10,10 +10,11 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use hookinbox_store::Store;
 use serde::Serialize;
+
+use crate::json_line::JsonLine;
 
 /// How long the storage check may take before it counts as failing: a
 /// frozen disk must turn the probe red, not hang it.
@@ -81,7 +82,7 @@ impl IntoResponse for ReadinessReport {
         } else {
             StatusCode::SERVICE_UNAVAILABLE
         };
-        (status, Json(self)).into_response()
+        (status, JsonLine(self)).into_response()
     }
 }
 
@@ -143,6 +144,6 @@ mod tests {
         let body = axum::body::to_bytes(response.into_body(), 1 << 16)
             .await
             .unwrap();
-        assert_eq!(&body[..], br#"{"ready":false,"failing":["storage"]}"#);
+        assert_eq!(&body[..], b"{\"ready\":false,\"failing\":[\"storage\"]}\n");
     }
 }

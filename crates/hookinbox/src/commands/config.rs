@@ -5,6 +5,7 @@ use std::path::Path;
 
 use anyhow::Context;
 
+use super::output::{note, Stdout};
 use crate::cli::ConfigCommand;
 use crate::commands::serve;
 use crate::config;
@@ -26,7 +27,7 @@ fn check(path: &Path, json: bool) -> anyhow::Result<()> {
     for endpoint in &settings.endpoints {
         for target in &endpoint.targets {
             if matches!(target.kind, config::TargetKind::Handler) {
-                eprintln!(
+                note!(
                     "note: endpoint `{}`, target `{}` is a handler target: only a program that \
                      embeds hookinbox and registers a handler under that name can deliver it \
                      (the stock `hookinbox serve` refuses it unless run with --no-workers)",
@@ -48,7 +49,7 @@ fn check(path: &Path, json: bool) -> anyhow::Result<()> {
 }
 
 fn print(text: &str) -> anyhow::Result<()> {
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = Stdout::lock();
     stdout.write_all(text.as_bytes())?;
     stdout.flush()?;
     Ok(())

@@ -1,17 +1,21 @@
 //! `hookinbox events list|show|replay`
 
+use std::io::Write;
+
 use anyhow::{bail, Context};
 use base64::Engine;
 use hookinbox_store::Store as _;
 use hookinbox_store::{EventFilter, InboxStatus, ReplaySelector};
 use serde_json::json;
 
+use super::event_text;
+use super::output::note;
 use crate::cli::EventsCommand;
 use crate::config;
 use crate::{clock, storage};
 
-/// Returns `false` when the asked-for event does not exist.
-pub async fn run(command: EventsCommand) -> anyhow::Result<bool> {
+/// Prints to `out`; returns `false` when the asked-for event does not exist.
+pub async fn run(command: EventsCommand, out: &mut impl Write) -> anyhow::Result<bool> {
     match command {
         EventsCommand::List {
             config,
@@ -29,23 +33,26 @@ pub async fn run(command: EventsCommand) -> anyhow::Result<bool> {
             };
             let events = reader.list_events(&filter)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&events)?);
+                writeln!(out, "{}", serde_json::to_string_pretty(&events)?)?;
             } else {
-                println!(
+                writeln!(
+                    out,
                     "{:<38} {:<16} {:<10} {:<28} TYPE",
                     "ID", "ENDPOINT", "STATUS", "EVENT ID"
-                );
+                )?;
                 for e in &events {
-                    println!(
+                    writeln!(
+                        out,
                         "{:<38} {:<16} {:<10} {:<28} {}",
                         e.id,
                         e.endpoint_id,
                         e.status,
                         e.provider_event_id,
                         e.event_type.as_deref().unwrap_or("")
-                    );
+                    )?;
                 }
             }
+            out.flush()?;
             Ok(true)
         }
         EventsCommand::Show {
@@ -57,7 +64,7 @@ pub async fn run(command: EventsCommand) -> anyhow::Result<bool> {
             let config = config::load(&config)?;
             let reader = storage::open_reader(&config.storage)?;
             let Some((detail, raw)) = reader.show_event(&id, payload)? else {
-                eprintln!("no event {id}");
+                note!("no event {id}");
                 return Ok(false);
             };
             if json {
@@ -67,18 +74,18 @@ pub async fn run(command: EventsCommand) -> anyhow::Result<bool> {
                         .as_ref()
                         .map(|bytes| base64::engine::general_purpose::STANDARD.encode(bytes)));
                 }
-                println!("{}", serde_json::to_string_pretty(&value)?);
+                writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
             } else {
-                println!("{}", serde_json::to_string_pretty(&detail)?);
+                event_text::write_event(out, &detail)?;
                 if payload {
                     if let Some(raw) = raw {
-                        use std::io::Write;
-                        let mut stdout = std::io::stdout().lock();
-                        stdout.write_all(&raw)?;
-                        writeln!(stdout)?;
+                        writeln!(out, "\npayload")?;
+                        out.write_all(&raw)?;
+                        writeln!(out)?;
                     }
                 }
             }
+            out.flush()?;
             Ok(true)
         }
         EventsCommand::Replay {
@@ -107,13 +114,14 @@ pub async fn run(command: EventsCommand) -> anyhow::Result<bool> {
                 .await
                 .context("replay")?;
             if json {
-                println!("{}", json!({"replayed": replayed}));
+                writeln!(out, "{}", json!({"replayed": replayed}))?;
             } else {
-                println!("replayed {} event(s)", replayed.len());
+                writeln!(out, "replayed {} event(s)", replayed.len())?;
                 for id in &replayed {
-                    println!("{id}");
+                    writeln!(out, "{id}")?;
                 }
             }
+            out.flush()?;
             Ok(true)
         }
     }

@@ -1,7 +1,9 @@
 //! One module per CLI command.
 
 pub mod config;
+pub mod event_text;
 pub mod events;
+pub mod output;
 pub mod serve;
 pub mod stats;
 pub mod verify;

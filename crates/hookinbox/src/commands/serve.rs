@@ -178,10 +178,17 @@ pub fn announce(bound: SocketAddr) -> std::io::Result<()> {
     announce_url(&format!("http://{bound}"))
 }
 
+/// A stdout its reader has already closed is no reason to stop: serving is
+/// what was asked for, and the log line still gives the address.
 fn announce_url(url: &str) -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "hookinbox listening on {url}")?;
-    stdout.flush()
+    match writeln!(stdout, "hookinbox listening on {url}").and_then(|()| stdout.flush()) {
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+            tracing::warn!(message = "Stdout is closed; the address was not printed there.", %url);
+            Ok(())
+        }
+        written => written,
+    }
 }
 
 /// The public listener: the ingress router over `store`, with the

@@ -2,16 +2,19 @@
 //! pipeline `serve` uses. Stdout carries one JSON verdict; stderr explains it
 //! for a human (secret versions tried, timestamp skew) without secrets.
 
+use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
 use hookinbox_verify::{Diagnosis, Headers, Outcome, Request};
 use serde_json::json;
 
+use super::output::note;
 use crate::config;
 use crate::{clock, endpoint};
 
-/// The verdict: `true` when the request would be accepted.
+/// Prints the verdict to `out` and returns it: `true` when the request
+/// would be accepted.
 pub fn run(
     config_path: &Path,
     endpoint_id: &str,
@@ -19,6 +22,7 @@ pub fn run(
     header_lines: &[String],
     body_file: &Path,
     query: Option<&str>,
+    out: &mut impl Write,
 ) -> anyhow::Result<bool> {
     let settings = config::load(config_path)?;
     let (index, endpoint_settings) = settings
@@ -37,20 +41,21 @@ pub fn run(
     let now = now.unwrap_or_else(clock::unix_seconds);
     let request = Request::new(&headers, &body).with_query(query);
 
-    eprintln!(
+    note!(
         "endpoint `{}` (provider {}), verifying at {now}",
-        endpoint.id, endpoint.provider
+        endpoint.id,
+        endpoint.provider
     );
     match endpoint.verify(&request, now) {
         Ok(verified) => {
             explain(verified.diagnosis());
-            eprintln!(
+            note!(
                 "matched secret version `{}`",
                 verified.matched_secret_version()
             );
             let unsigned = verified.unsigned_metadata();
             if !unsigned.is_empty() {
-                eprintln!(
+                note!(
                     "not covered by the signature:{}{}",
                     if unsigned.event_id { " event id" } else { "" },
                     if unsigned.event_type {
@@ -62,34 +67,37 @@ pub fn run(
             }
             let verdict = match verified.outcome() {
                 Outcome::Event(event) => {
-                    eprintln!("accepted: event `{}`", event.event_id);
+                    note!("accepted: event `{}`", event.event_id);
                     json!({"accepted": true, "event_id": event.event_id, "matched_secret_version": verified.matched_secret_version()})
                 }
                 Outcome::Ignored(event) => {
-                    eprintln!(
+                    note!(
                         "verified, but the endpoint ignores type `{}`",
                         event.event_type.as_deref().unwrap_or("")
                     );
                     json!({"accepted": true, "ignored": true, "event_id": event.event_id, "matched_secret_version": verified.matched_secret_version()})
                 }
                 Outcome::Handshake(reply) => {
-                    eprintln!(
+                    note!(
                         "verified handshake: answered with status {}, not stored",
                         reply.status
                     );
                     json!({"accepted": true, "handshake": true, "matched_secret_version": verified.matched_secret_version()})
                 }
             };
-            println!("{verdict}");
+            writeln!(out, "{verdict}")?;
+            out.flush()?;
             Ok(true)
         }
         Err(failure) => {
             explain(&failure.diagnosis);
-            eprintln!("refused: {}", failure.refusal);
-            println!(
+            note!("refused: {}", failure.refusal);
+            writeln!(
+                out,
                 "{}",
                 json!({"accepted": false, "reason": failure.refusal.reason.as_str()})
-            );
+            )?;
+            out.flush()?;
             Ok(false)
         }
     }
@@ -97,16 +105,16 @@ pub fn run(
 
 fn explain(diagnosis: &Diagnosis) {
     if diagnosis.presented_signatures > 0 {
-        eprintln!("signatures presented: {}", diagnosis.presented_signatures);
+        note!("signatures presented: {}", diagnosis.presented_signatures);
     }
     if !diagnosis.tried_versions.is_empty() {
-        eprintln!(
+        note!(
             "secret versions tried: {}",
             diagnosis.tried_versions.join(", ")
         );
     }
     if !diagnosis.inactive_versions.is_empty() {
-        eprintln!(
+        note!(
             "secret versions not tried (outside not_before/not_after): {}",
             diagnosis.inactive_versions.join(", ")
         );
@@ -117,7 +125,7 @@ fn explain(diagnosis: &Diagnosis) {
             .map(|t| format!("tolerance {t}s"))
             .unwrap_or_else(|| "no tolerance".into());
         let direction = if skew >= 0 { "old" } else { "in the future" };
-        eprintln!(
+        note!(
             "signed timestamp {signed_at}: {}s {direction} ({tolerance})",
             skew.unsigned_abs()
         );

@@ -171,9 +171,9 @@ async fn attempt(
         AttemptResult::ToSettle(outcome) => outcome,
         AttemptResult::Committed => {
             DeliveryOutcome {
-                endpoint: &target.endpoint_id,
-                target: &target.name,
-                outcome: "delivered",
+                lease: &lease,
+                settlement: &Settlement::Delivered,
+                now_ms: clock::unix_millis(),
                 elapsed: started.elapsed(),
             }
             .emit();
@@ -197,33 +197,10 @@ async fn attempt(
         target
             .policy
             .settle(lease.attempts, lease.created_at_ms, now_ms, outcome, jitter);
-    match &settlement {
-        Settlement::Delivered => {}
-        Settlement::Retry {
-            error,
-            next_attempt_at_ms,
-        } => tracing::info!(
-            message = "Delivery failed; will retry.",
-            target = %target.name,
-            delivery = lease.delivery_id,
-            %error,
-            in_ms = next_attempt_at_ms - now_ms
-        ),
-        Settlement::Dead { error } => tracing::warn!(
-            message = "Delivery dead after its retry budget.",
-            target = %target.name,
-            delivery = lease.delivery_id,
-            %error
-        ),
-    }
     DeliveryOutcome {
-        endpoint: &target.endpoint_id,
-        target: &target.name,
-        outcome: match &settlement {
-            Settlement::Delivered => "delivered",
-            Settlement::Retry { .. } => "retry",
-            Settlement::Dead { .. } => "dead",
-        },
+        lease: &lease,
+        settlement: &settlement,
+        now_ms,
         elapsed: started.elapsed(),
     }
     .emit();

@@ -21,7 +21,9 @@ use crate::app_state::AppState;
 use crate::clock;
 use crate::endpoint::Endpoint;
 use crate::failpoint::Failpoint;
-use crate::telemetry::{CommitFailed, CommitTimedOut, IngressOutcome, SecretVersionMatched};
+use crate::telemetry::{
+    AcceptedEvent, CommitFailed, CommitTimedOut, IngressOutcome, SecretVersionMatched,
+};
 
 /// Bodies at least this large are verified on the blocking pool, so an HMAC
 /// over up to the body limit never stalls the async workers; smaller ones are
@@ -208,21 +210,9 @@ async fn pipeline(
     match accepted {
         Ok(AcceptOutcome::Inserted { id }) => {
             endpoint.wake_targets();
-            let response = Acceptance::Accepted {
-                id,
-                duplicate: false,
-            }
-            .into_response();
-            Ok((response, IngressOutcome::Accepted))
+            Ok(acknowledge(id, event_id, false))
         }
-        Ok(AcceptOutcome::Duplicate { id }) => {
-            let response = Acceptance::Accepted {
-                id,
-                duplicate: true,
-            }
-            .into_response();
-            Ok((response, IngressOutcome::Duplicate))
-        }
+        Ok(AcceptOutcome::Duplicate { id }) => Ok(acknowledge(id, event_id, true)),
         Ok(AcceptOutcome::Conflict { .. }) => {
             tracing::warn!(
                 message = "Event id reused with a different body; refused.",
@@ -246,6 +236,26 @@ async fn pipeline(
             })
         }
     }
+}
+
+/// The 200 for an event committed now or before, and its outcome for the
+/// metrics and the log line.
+fn acknowledge(
+    inbox_id: String,
+    provider_event_id: String,
+    duplicate: bool,
+) -> (Response, IngressOutcome) {
+    let outcome = IngressOutcome::Accepted(AcceptedEvent {
+        inbox_id: inbox_id.clone(),
+        provider_event_id,
+        duplicate,
+    });
+    let response = Acceptance::Accepted {
+        id: inbox_id,
+        duplicate,
+    }
+    .into_response();
+    (response, outcome)
 }
 
 /// A verified request with what the store needs from it.

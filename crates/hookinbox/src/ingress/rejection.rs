@@ -3,9 +3,10 @@
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use hookinbox_verify::Reason;
 use serde_json::json;
+
+use crate::json_line::JsonLine;
 
 /// Every way ingress refuses a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,7 +115,7 @@ impl IntoResponse for Rejection {
     fn into_response(self) -> Response {
         let mut response = (
             self.status(),
-            Json(json!({"accepted": false, "error": self.reason()})),
+            JsonLine(json!({"accepted": false, "error": self.reason()})),
         )
             .into_response();
         let headers = response.headers_mut();
@@ -142,12 +143,12 @@ impl IntoResponse for Acceptance {
         match self {
             Acceptance::Accepted { id, duplicate } => (
                 StatusCode::OK,
-                Json(json!({"accepted": true, "duplicate": duplicate, "id": id})),
+                JsonLine(json!({"accepted": true, "duplicate": duplicate, "id": id})),
             )
                 .into_response(),
             Acceptance::Ignored => (
                 StatusCode::OK,
-                Json(json!({"accepted": false, "ignored": true, "reason": "unsupported_type"})),
+                JsonLine(json!({"accepted": false, "ignored": true, "reason": "unsupported_type"})),
             )
                 .into_response(),
         }
@@ -184,5 +185,33 @@ mod tests {
         }
         .into_response();
         assert_eq!(response.headers()[header::RETRY_AFTER], "3");
+    }
+
+    async fn body(response: Response) -> Vec<u8> {
+        axum::body::to_bytes(response.into_body(), 1 << 16)
+            .await
+            .unwrap()
+            .to_vec()
+    }
+
+    /// Each answer is one line of JSON: `curl` output ends before the prompt.
+    #[tokio::test]
+    async fn answers_are_one_line_of_json() {
+        assert_eq!(
+            body(Rejection::Conflict.into_response()).await,
+            b"{\"accepted\":false,\"error\":\"conflict\"}\n"
+        );
+        let accepted = Acceptance::Accepted {
+            id: "0193".into(),
+            duplicate: true,
+        };
+        assert_eq!(
+            body(accepted.into_response()).await,
+            b"{\"accepted\":true,\"duplicate\":true,\"id\":\"0193\"}\n"
+        );
+        assert_eq!(
+            body(Acceptance::Ignored.into_response()).await,
+            b"{\"accepted\":false,\"ignored\":true,\"reason\":\"unsupported_type\"}\n"
+        );
     }
 }

@@ -1,8 +1,12 @@
 //! Instrumentation. Each event is a struct whose `emit()` records its
-//! metrics (and, where useful, its log line) together. Names follow
-//! `hookinbox_<name>_<unit>`; labels are bounded (configured endpoint and
-//! target names, the closed set of reasons and outcomes).
+//! metrics (and, where useful, its log line) together. Accepted events and
+//! delivery outcomes log one line each at INFO; trouble is logged at WARN
+//! and above. Names follow `hookinbox_<name>_<unit>`; labels are bounded
+//! (configured endpoint and target names, the closed set of reasons and
+//! outcomes).
 
+#[cfg(test)]
+mod captured_log;
 mod commit_events;
 mod delivery_events;
 mod ingress_events;
@@ -10,5 +14,5 @@ mod recorder;
 
 pub use commit_events::{CommitFailed, CommitTimedOut};
 pub use delivery_events::{DeliveryOutcome, LeasesReclaimed};
-pub use ingress_events::{IngressOutcome, SecretVersionMatched};
+pub use ingress_events::{AcceptedEvent, IngressOutcome, SecretVersionMatched};
 pub use recorder::{install, MetricsHandle};
