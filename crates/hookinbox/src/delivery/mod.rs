@@ -65,7 +65,7 @@ pub fn spawn(
     let store: Arc<dyn Store> = store;
     let context = WorkerContext {
         store: Arc::clone(&store),
-        owner: format!("{}-{}", std::process::id(), uuid_like()),
+        owner: format!("{}-{}", std::process::id(), uuid::Uuid::now_v7()),
         poll_interval: Duration::from_millis(config.poll_ms),
     };
     let mut tasks = JoinSet::new();
@@ -83,9 +83,4 @@ pub fn spawn(
         shutdown,
     ));
     Ok(tasks)
-}
-
-fn uuid_like() -> String {
-    use rand::Rng;
-    format!("{:016x}", rand::thread_rng().gen::<u64>())
 }
