@@ -78,7 +78,7 @@ impl BodySizes {
         if spec.large_share > 0.0 {
             let block = ((1.0 / spec.large_share).round() as usize).max(1);
             for start in (0..len).step_by(block) {
-                let index = start + rng.gen_range(0..block.min(len - start));
+                let index = start + rng.random_range(0..block.min(len - start));
                 sizes[index] = spec.large_size;
             }
         }
@@ -117,8 +117,8 @@ pub struct SizeSummary {
 
 /// Box–Muller; one normal draw per call is plenty at table-building time.
 fn standard_normal(rng: &mut StdRng) -> f64 {
-    let u1: f64 = 1.0 - rng.gen::<f64>(); // (0, 1], so ln is finite
-    let u2: f64 = rng.gen();
+    let u1: f64 = 1.0 - rng.random::<f64>(); // (0, 1], so ln is finite
+    let u2: f64 = rng.random();
     (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 

@@ -24,7 +24,7 @@ impl EventBodies {
     pub fn new(run_id: String, sizes: BodySizes, seed: u64) -> Self {
         let mut rng = StdRng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15);
         let pad = (0..MAX_BODY_BYTES)
-            .map(|_| PAD_ALPHABET[rng.gen_range(0..PAD_ALPHABET.len())])
+            .map(|_| PAD_ALPHABET[rng.random_range(0..PAD_ALPHABET.len())])
             .collect();
         Self { run_id, sizes, pad }
     }

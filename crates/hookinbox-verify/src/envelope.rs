@@ -141,56 +141,25 @@ pub fn required_id_at(value: &serde_json::Value, pointer: &str) -> Result<Envelo
     }
 }
 
-/// Parses an RFC 3339 UTC timestamp (`2026-11-30T00:00:00Z`, fractions and
-/// offsets allowed) into unix seconds. Only used for metadata, never for
-/// freshness decisions.
+/// Parses an RFC 3339 timestamp (`2026-11-30T00:00:00Z`; fractions, which are
+/// dropped, and numeric offsets allowed) into unix seconds.
+///
+/// Twitch's signed message timestamp goes through here, so a freshness
+/// decision depends on it: the grammar and the calendar (month lengths, leap
+/// years, offsets up to ±23:59) are the `time` crate's, not ours. A leap second
+/// (`:60`) is refused even where `time` would fold it into `:59.999999999`:
+/// no provider's clock emits one (none has been inserted since 2016), so a
+/// `:60` is malformed or crafted, and a signed time should not depend on which
+/// library happens to accept it.
 pub fn rfc3339_seconds(text: &str) -> Option<i64> {
-    let b = text.as_bytes();
-    if b.len() < 20
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || !(b[10] == b'T' || b[10] == b't' || b[10] == b' ')
-    {
+    // RFC 3339 fixes every field's width: `YYYY-MM-DDThh:mm:ss` puts the
+    // seconds at bytes 17..19 of any text the parser below accepts.
+    if text.get(17..19) == Some("60") {
         return None;
     }
-    let num = |r: std::ops::Range<usize>| text.get(r)?.parse::<i64>().ok();
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let mut rest = &text[19..];
-    if let Some(frac) = rest.strip_prefix('.') {
-        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
-        rest = &frac[digits..];
-    }
-    let offset = match rest {
-        "Z" | "z" => 0,
-        _ if rest.len() == 6 && (rest.starts_with('+') || rest.starts_with('-')) => {
-            let sign = if rest.starts_with('-') { -1 } else { 1 };
-            let h: i64 = rest.get(1..3)?.parse().ok()?;
-            let m: i64 = rest.get(4..6)?.parse().ok()?;
-            sign * (h * 3600 + m * 60)
-        }
-        _ => return None,
-    };
-    if !(1..=12).contains(&month)
-        || !(1..=31).contains(&day)
-        || hour > 23
-        || minute > 59
-        || second > 60
-    {
-        return None;
-    }
-    Some(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
+        .ok()
+        .map(time::OffsetDateTime::unix_timestamp)
 }
 
 #[cfg(test)]
@@ -216,15 +185,75 @@ mod tests {
     fn rfc3339_parses_common_forms() {
         assert_eq!(rfc3339_seconds("1970-01-01T00:00:00Z"), Some(0));
         assert_eq!(rfc3339_seconds("2023-11-14T22:13:20Z"), Some(1_700_000_000));
-        assert_eq!(
-            rfc3339_seconds("2023-11-14T22:13:20.123456Z"),
-            Some(1_700_000_000)
-        );
-        assert_eq!(
-            rfc3339_seconds("2023-11-15T00:13:20+02:00"),
-            Some(1_700_000_000)
-        );
+        assert_eq!(rfc3339_seconds("2023-11-14t22:13:20z"), Some(1_700_000_000));
+        assert_eq!(rfc3339_seconds("2023-11-14 22:13:20Z"), Some(1_700_000_000));
         assert_eq!(rfc3339_seconds("yesterday"), None);
+        assert_eq!(rfc3339_seconds(""), None);
+    }
+
+    #[test]
+    fn rfc3339_knows_month_lengths_and_leap_years() {
+        // 2024 is a leap year, 2023 is not; 2000 is (divisible by 400), 1900 is not.
+        assert_eq!(rfc3339_seconds("2024-02-29T00:00:00Z"), Some(1_709_164_800));
+        assert_eq!(rfc3339_seconds("2023-02-29T00:00:00Z"), None);
+        assert_eq!(rfc3339_seconds("2000-02-29T00:00:00Z"), Some(951_782_400));
+        assert_eq!(rfc3339_seconds("1900-02-29T00:00:00Z"), None);
+        assert_eq!(rfc3339_seconds("2023-02-28T23:59:59Z"), Some(1_677_628_799));
+        assert_eq!(rfc3339_seconds("2023-02-31T00:00:00Z"), None);
+        assert_eq!(rfc3339_seconds("2023-04-31T00:00:00Z"), None);
+        assert_eq!(rfc3339_seconds("2023-04-30T00:00:00Z"), Some(1_682_812_800));
+        assert_eq!(rfc3339_seconds("2023-13-01T00:00:00Z"), None);
+        assert_eq!(rfc3339_seconds("2023-00-01T00:00:00Z"), None);
+    }
+
+    #[test]
+    fn rfc3339_refuses_second_60_and_out_of_range_times() {
+        assert_eq!(rfc3339_seconds("2023-11-14T22:13:59Z"), Some(1_700_000_039));
+        assert_eq!(rfc3339_seconds("2023-11-14T22:13:60Z"), None);
+        // A real leap second (end of 2016) is refused too.
+        assert_eq!(rfc3339_seconds("2016-12-31T23:59:60Z"), None);
+        assert_eq!(rfc3339_seconds("2016-12-31T23:59:60.5Z"), None);
+        assert_eq!(rfc3339_seconds("2023-11-14T24:00:00Z"), None);
+        assert_eq!(rfc3339_seconds("2023-11-14T22:60:00Z"), None);
+    }
+
+    #[test]
+    fn rfc3339_applies_offsets() {
+        for text in [
+            "2023-11-15T00:13:20+02:00",
+            "2023-11-14T16:43:20-05:30",
+            "2023-11-14T22:13:20+00:00",
+            "2023-11-14T22:13:20-00:00",
+            "2023-11-15T22:12:20+23:59",
+        ] {
+            assert_eq!(rfc3339_seconds(text), Some(1_700_000_000), "{text}");
+        }
+        for text in [
+            "2023-11-14T22:13:20+24:00",
+            "2023-11-14T22:13:20+02:60",
+            "2023-11-14T22:13:20+0200",
+            "2023-11-14T22:13:20+02",
+            "2023-11-14T22:13:20",
+            "2023-11-14T22:13:20Z ",
+        ] {
+            assert_eq!(rfc3339_seconds(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn rfc3339_drops_fractions() {
+        for text in [
+            "2023-11-14T22:13:20.0Z",
+            "2023-11-14T22:13:20.634234626Z",
+            "2023-11-14T22:13:20.999999999Z",
+            "2023-11-14T22:13:20.1234567891Z",
+        ] {
+            assert_eq!(rfc3339_seconds(text), Some(1_700_000_000), "{text}");
+        }
+        // Before 1970 the second is still the one the instant falls in.
+        assert_eq!(rfc3339_seconds("1969-12-31T23:59:59.5Z"), Some(-1));
+        assert_eq!(rfc3339_seconds("2023-11-14T22:13:20.Z"), None);
+        assert_eq!(rfc3339_seconds("2023-11-14T22:13:20,5Z"), None);
     }
 
     #[test]

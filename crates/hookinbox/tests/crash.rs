@@ -55,7 +55,7 @@ async fn acknowledged_events_survive_kill_9() {
                 })
             })
             .collect();
-        let delay = rand::thread_rng().gen_range(150..600);
+        let delay = rand::rng().random_range(150..600);
         tokio::time::sleep(Duration::from_millis(delay)).await;
         server.kill9();
         stop.store(true, std::sync::atomic::Ordering::Relaxed);

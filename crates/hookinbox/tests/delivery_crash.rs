@@ -127,7 +127,7 @@ async fn crashes_in_the_middle_of_delivery_batches() {
             }
         }
         // Kill while deliveries are in flight.
-        let delay = rand::thread_rng().gen_range(20..120);
+        let delay = rand::rng().random_range(20..120);
         tokio::time::sleep(Duration::from_millis(delay)).await;
         server.kill9();
         let pending = inbox_status(&db)

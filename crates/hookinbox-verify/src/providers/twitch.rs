@@ -284,6 +284,28 @@ mod tests {
     }
 
     #[test]
+    fn impossible_signed_timestamps_are_timestamp_refusals() {
+        // Each is correctly signed and, read loosely, is exactly `now`:
+        // Nov 31 as Dec 1, second 60 as the next minute, +24:00 as a day back.
+        for (ts, now) in [
+            ("2023-11-31T00:00:00Z", 1_701_388_800),
+            ("2023-11-14T22:13:60Z", NOW + 40),
+            ("2023-11-14T22:13:20+24:00", NOW - 86_400),
+        ] {
+            let h = headers("notification", ts, &sign(SECRET, ID, ts, FOLLOW));
+            assert_eq!(
+                verify(&h, FOLLOW, now).unwrap_err(),
+                Reason::Timestamp,
+                "{ts}"
+            );
+        }
+        // A leap day is a real day.
+        let ts = "2024-02-29T00:00:00.5Z";
+        let h = headers("notification", ts, &sign(SECRET, ID, ts, FOLLOW));
+        assert!(verify(&h, FOLLOW, 1_709_164_800).is_ok());
+    }
+
+    #[test]
     fn window_edges_both_directions() {
         // 2023-11-14T22:03:20Z and 22:23:20Z are exactly 600 s away from NOW.
         let at = |ts: &str| {

@@ -64,7 +64,7 @@ pub fn spawn(
     let store: Arc<dyn Store> = store;
     let context = WorkerContext {
         store: Arc::clone(&store),
-        owner: format!("{}-{}", std::process::id(), uuid_like()),
+        owner: format!("{}-{}", std::process::id(), uuid::Uuid::now_v7()),
         poll_interval: settings.poll_interval,
     };
     let mut tasks = JoinSet::new();
@@ -78,9 +78,4 @@ pub fn spawn(
     }
     tasks.spawn(rescuer::run(store, settings.rescue_interval, shutdown));
     Ok(tasks)
-}
-
-fn uuid_like() -> String {
-    use rand::Rng;
-    format!("{:016x}", rand::thread_rng().gen::<u64>())
 }

@@ -192,7 +192,7 @@ async fn attempt(
         Failpoint::AfterTargetAcceptedBeforeSettle.hit();
     }
     let now_ms = clock::unix_millis();
-    let jitter: f64 = rand::thread_rng().gen();
+    let jitter: f64 = rand::rng().random();
     let settlement =
         target
             .policy
