@@ -90,7 +90,7 @@ impl SqliteStore {
     /// writer and checkpointer threads.
     pub fn open(options: SqliteOptions) -> Result<SqliteStore, StoreError> {
         let open_error = |e: &dyn std::fmt::Display| {
-            StoreError::Open(format!("{}: {e}", options.path.display()))
+            StoreError::open(format!("{}: {e}", options.path.display()))
         };
         if let Some(parent) = options.path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| open_error(&e))?;
@@ -177,7 +177,7 @@ impl SqliteStore {
         let reader = Arc::clone(&self.reader);
         tokio::task::spawn_blocking(move || work(&reader))
             .await
-            .map_err(|e| StoreError::Unavailable(e.to_string()))?
+            .map_err(StoreError::unavailable)?
     }
 }
 

@@ -29,7 +29,7 @@ impl SqliteReader {
     /// not a new empty database.
     pub fn open(path: &Path) -> Result<SqliteReader, StoreError> {
         if !path.exists() {
-            return Err(StoreError::Open(format!(
+            return Err(StoreError::open(format!(
                 "no database at {}",
                 path.display()
             )));
@@ -38,9 +38,9 @@ impl SqliteReader {
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
-        .map_err(|e| StoreError::Open(format!("{}: {e}", path.display())))?;
+        .map_err(|e| StoreError::open(format!("{}: {e}", path.display())))?;
         conn.busy_timeout(Duration::from_secs(5))
-            .map_err(|e| StoreError::Open(e.to_string()))?;
+            .map_err(StoreError::open)?;
         Ok(SqliteReader {
             path: path.to_owned(),
             conn: Mutex::new(conn),
@@ -59,8 +59,8 @@ impl SqliteReader {
         let conn = self
             .conn
             .lock()
-            .map_err(|_| StoreError::Unavailable("reader connection poisoned".into()))?;
-        f(&conn).map_err(StoreError::from)
+            .map_err(|_| StoreError::unavailable("reader connection poisoned"))?;
+        f(&conn).map_err(StoreError::unavailable)
     }
 
     /// Inbox rows by endpoint and status, and the bytes on disk.
@@ -71,7 +71,7 @@ impl SqliteReader {
     }
 
     fn disk_usage(&self) -> Result<DiskUsage, StoreError> {
-        let unavailable = |error: std::io::Error| StoreError::Unavailable(error.to_string());
+        let unavailable = StoreError::unavailable;
         let mut database_bytes = std::fs::metadata(&self.path).map_err(unavailable)?.len();
         let mut wal = self.path.as_os_str().to_owned();
         wal.push("-wal");
@@ -153,7 +153,7 @@ impl SqliteReader {
     fn payload(&self, inbox_id: &str, stored: StoredPayload) -> Result<Option<Bytes>, StoreError> {
         let bytes = match (stored.location, stored.legacy) {
             (Some(location), _) => self.payloads.read(location).map_err(|error| {
-                StoreError::Unavailable(format!("payload of {inbox_id}: {error}"))
+                StoreError::unavailable(format!("payload of {inbox_id}: {error}"))
             })?,
             (None, Some(legacy)) => Bytes::from(legacy),
             (None, None) => return Ok(None),
