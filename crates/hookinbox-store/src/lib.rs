@@ -1,10 +1,11 @@
 //! The storage seam of hookinbox (DESIGN.md §4).
 //!
-//! [`Store`] is the only way the service touches its database, and this crate
-//! is the only place SQL lives. The SQLite implementation ([`SqliteStore`])
-//! is the embedded default: one writer thread owns the write connection and
-//! commits many waiting requests in one transaction (group commit), answering
-//! each only after that commit returned.
+//! [`Store`] (and its operator-read sibling [`StoreReads`]) is the only way
+//! the service touches its database, and this crate is the only place SQL
+//! lives. The SQLite implementation ([`SqliteStore`]) is the embedded
+//! default: one writer thread owns the write connection and commits many
+//! waiting requests in one transaction (group commit), answering each only
+//! after that commit returned.
 
 pub mod delivery;
 pub mod error;
@@ -15,15 +16,19 @@ pub mod sqlite;
 pub mod stats;
 pub mod storage_url;
 pub mod store;
+pub mod store_reads;
 
 pub use delivery::{
     DeliveryStatus, LeaseParams, LeasedDelivery, ReplaySelector, SettleRequest, Settlement,
 };
-pub use error::StoreError;
-pub use event_view::{AttemptView, DeliveryView, EventDetail, EventFilter, EventSummary};
+pub use error::{BoxError, StoreError};
+pub use event_view::{
+    AttemptView, DeliveryView, EventDetail, EventFilter, EventPage, EventSummary,
+};
 pub use handler::{HandledEvent, HandlerError, SqliteHandler};
 pub use inbox::{AcceptOutcome, Fingerprint, InboxStatus, NewEvent, StoredEvent, UnsignedMetadata};
 pub use sqlite::{HandlerDelivery, SqliteOptions, SqliteReader, SqliteStore};
 pub use stats::{DiskUsage, Stats};
 pub use storage_url::StorageUrl;
 pub use store::Store;
+pub use store_reads::StoreReads;

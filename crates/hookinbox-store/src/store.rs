@@ -67,4 +67,10 @@ pub trait Store: Send + Sync + 'static {
 
     /// Counts of inbox rows by endpoint and status.
     async fn stats(&self) -> Result<Stats, StoreError>;
+
+    /// A cheap round trip to the database, for readiness: `Ok` when it
+    /// answers. The default reads a row that does not exist by primary key.
+    async fn ping(&self) -> Result<(), StoreError> {
+        self.load_event("readiness-probe").await.map(drop)
+    }
 }

@@ -26,7 +26,7 @@ pub use schema::CURRENT_VERSION as SCHEMA_VERSION;
 
 use crate::{
     AcceptOutcome, HandledEvent, LeaseParams, LeasedDelivery, NewEvent, ReplaySelector,
-    SettleRequest, Settlement, SqliteHandler, Stats, Store, StoreError, StoredEvent,
+    SettleRequest, Settlement, SqliteHandler, Stats, Store, StoreError, StoreReads, StoredEvent,
 };
 use group_commit::{BatchLimits, OpError, TxOp, WriteOp};
 use payload_log::PayloadLog;
@@ -344,6 +344,10 @@ impl Store for SqliteStore {
 
     async fn stats(&self) -> Result<Stats, StoreError> {
         self.read(|reader| reader.stats()).await
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        StoreReads::ping(self.reader.as_ref()).await
     }
 }
 

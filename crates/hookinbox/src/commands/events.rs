@@ -26,6 +26,7 @@ pub async fn run(command: EventsCommand) -> anyhow::Result<bool> {
                 status: status.as_deref().map(parse_status).transpose()?,
                 endpoint_id: endpoint,
                 limit,
+                ..EventFilter::default()
             };
             let events = reader.list_events(&filter)?;
             if json {
