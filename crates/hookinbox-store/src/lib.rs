@@ -5,13 +5,18 @@
 //! lives. The SQLite implementation ([`SqliteStore`]) is the embedded
 //! default: one writer thread owns the write connection and commits many
 //! waiting requests in one transaction (group commit), answering each only
-//! after that commit returned.
+//! after that commit returned. The PostgreSQL implementation
+//! ([`PostgresStore`]) serves many processes on many machines: each process
+//! batches its accepts into one transaction, and all coordination between
+//! processes is in the database.
 
 pub mod delivery;
+pub mod delivery_wakeups;
 pub mod error;
 pub mod event_view;
 pub mod handler;
 pub mod inbox;
+pub mod postgres;
 pub mod sqlite;
 pub mod stats;
 pub mod storage_url;
@@ -21,12 +26,14 @@ pub mod store_reads;
 pub use delivery::{
     DeliveryStatus, LeaseParams, LeasedDelivery, ReplaySelector, SettleRequest, Settlement,
 };
+pub use delivery_wakeups::DeliveryWakeups;
 pub use error::{BoxError, StoreError};
 pub use event_view::{
     AttemptView, DeliveryView, EventDetail, EventFilter, EventPage, EventSummary,
 };
 pub use handler::{HandledEvent, HandlerError, SqliteHandler};
 pub use inbox::{AcceptOutcome, Fingerprint, InboxStatus, NewEvent, StoredEvent, UnsignedMetadata};
+pub use postgres::{PostgresOptions, PostgresReader, PostgresStore, PostgresUrl};
 pub use sqlite::{HandlerDelivery, SqliteOptions, SqliteReader, SqliteStore};
 pub use stats::{DiskUsage, Stats};
 pub use storage_url::StorageUrl;
