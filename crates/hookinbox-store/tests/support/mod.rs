@@ -9,6 +9,8 @@
 
 #![allow(dead_code)] // each test binary uses a different part of it
 
+pub mod cut_proxy;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -91,7 +93,14 @@ impl TestSchema {
         let mut options = PostgresOptions::new(PostgresUrl::parse(&postgres_url()).unwrap());
         options.schema = Some(self.name.clone());
         options.pool_size = 4;
+        options.application_name = self.application_name();
         options
+    }
+
+    /// Every session of this test's stores carries it, so cleanup (and a
+    /// test that kills sessions) finds them.
+    pub fn application_name(&self) -> String {
+        format!("hookinbox-{}", self.name)
     }
 
     /// Runs `sql` in this schema, for tests that look at rows directly.
@@ -102,12 +111,30 @@ impl TestSchema {
         tokio::spawn(connection);
         client.query(sql, &[]).await.unwrap()
     }
+
+    /// Runs statements (`;`-separated, no results) in this schema.
+    pub async fn execute(&self, sql: &str) {
+        let mut config: tokio_postgres::Config = postgres_url().parse().unwrap();
+        config.options(format!("-c search_path={}", self.name));
+        let (client, connection) = config.connect(tokio_postgres::NoTls).await.unwrap();
+        tokio::spawn(connection);
+        client.batch_execute(sql).await.unwrap();
+    }
 }
 
 impl Drop for TestSchema {
     fn drop(&mut self) {
         let url = postgres_url();
-        let sql = format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name);
+        // Sessions of this test still open (a store whose tasks could not
+        // run any more, on a runtime being torn down) could hold locks the
+        // DROP would wait for: end them first.
+        let sql = format!(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+             WHERE application_name = '{}';
+             DROP SCHEMA IF EXISTS {} CASCADE",
+            self.application_name(),
+            self.name
+        );
         let dropped = run_blocking(async move {
             let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await?;
             tokio::spawn(connection);
