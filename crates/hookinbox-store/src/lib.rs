@@ -31,11 +31,15 @@ pub use error::{BoxError, StoreError};
 pub use event_view::{
     AttemptView, DeliveryView, EventDetail, EventFilter, EventPage, EventSummary,
 };
-pub use handler::{HandledEvent, HandlerError, SqliteHandler};
+pub use handler::{HandledEvent, HandlerDelivery, HandlerError, PostgresHandler, SqliteHandler};
 pub use inbox::{AcceptOutcome, Fingerprint, InboxStatus, NewEvent, StoredEvent, UnsignedMetadata};
 pub use postgres::{PostgresOptions, PostgresReader, PostgresStore, PostgresUrl};
-pub use sqlite::{HandlerDelivery, SqliteOptions, SqliteReader, SqliteStore};
+pub use sqlite::{SqliteOptions, SqliteReader, SqliteStore};
 pub use stats::{DiskUsage, Stats};
 pub use storage_url::StorageUrl;
 pub use store::Store;
 pub use store_reads::StoreReads;
+
+/// The backend crates whose types a library handler receives (its open
+/// transaction), re-exported so an embedder uses the same versions.
+pub use {rusqlite, tokio_postgres};

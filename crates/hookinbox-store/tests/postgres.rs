@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use hookinbox_store::postgres::{self, PostgresUrl};
 use hookinbox_store::{
-    AcceptOutcome, PostgresOptions, PostgresReader, PostgresStore, ReplaySelector, Settlement,
-    Store, StoreError, StoreReads,
+    AcceptOutcome, HandledEvent, HandlerDelivery, HandlerError, PostgresHandler, PostgresOptions,
+    PostgresReader, PostgresStore, ReplaySelector, Settlement, Store, StoreError, StoreReads,
 };
 use support::cut_proxy::CutProxy;
 use support::{event, event_for_target, lease_params, postgres_url, TestSchema};
@@ -591,4 +591,172 @@ async fn sslmode_is_honoured() {
     )
     .await
     .unwrap();
+}
+
+/// A handler that books each event into a `booked` table (in the test's
+/// schema), or fails — after its own write — while `fail` is set.
+struct Booking {
+    fail: AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl PostgresHandler for Booking {
+    async fn handle(
+        &self,
+        tx: &hookinbox_store::tokio_postgres::Transaction<'_>,
+        event: &HandledEvent<'_>,
+    ) -> Result<(), HandlerError> {
+        tx.execute(
+            "INSERT INTO booked (inbox_id) VALUES ($1)",
+            &[&event.inbox_id],
+        )
+        .await
+        .map_err(|e| HandlerError(e.to_string()))?;
+        if self.fail.load(Ordering::SeqCst) {
+            return Err(HandlerError("ledger closed".into()));
+        }
+        Ok(())
+    }
+}
+
+async fn booked(schema: &TestSchema) -> Vec<String> {
+    schema
+        .query("SELECT inbox_id FROM booked ORDER BY inbox_id")
+        .await
+        .iter()
+        .map(|row| row.get(0))
+        .collect()
+}
+
+async fn delivery_status(schema: &TestSchema) -> (String, i64) {
+    let rows = schema.query("SELECT status, attempts FROM delivery").await;
+    (rows[0].get(0), rows[0].get(1))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_commits_with_delivered_or_not_at_all() {
+    let schema = TestSchema::new();
+    let store = PostgresStore::open(schema.options()).await.unwrap();
+    schema
+        .execute("CREATE TABLE booked (inbox_id text PRIMARY KEY)")
+        .await;
+    let handler = Booking {
+        fail: AtomicBool::new(true),
+    };
+    let id = store.accept(event_for_target("h1", None)).await.unwrap();
+    let AcceptOutcome::Inserted { id } = id else {
+        panic!("{id:?}")
+    };
+    let lease = store.lease(lease_params("w1", 1_000)).await.unwrap();
+    let event = store.load_event(&id).await.unwrap().unwrap();
+
+    // The handler fails after writing: its write and the DELIVERED marker
+    // are both rolled back, and the lease is still held for settling.
+    let failed = store
+        .deliver_to_handler(lease[0].clone(), event.clone(), &handler, 1_001)
+        .await;
+    assert!(matches!(failed, Err(StoreError::Handler(_))), "{failed:?}");
+    assert!(booked(&schema).await.is_empty());
+    assert_eq!(delivery_status(&schema).await, ("LEASED".to_owned(), 0));
+
+    handler.fail.store(false, Ordering::SeqCst);
+    let applied = store
+        .deliver_to_handler(lease[0].clone(), event.clone(), &handler, 1_002)
+        .await
+        .unwrap();
+    assert_eq!(applied, HandlerDelivery::Applied);
+    assert_eq!(booked(&schema).await, vec![id.clone()]);
+    assert_eq!(delivery_status(&schema).await, ("DELIVERED".to_owned(), 1));
+    assert_eq!(
+        store.stats().await.unwrap().by_status.get("PROCESSED"),
+        Some(&1)
+    );
+
+    // The same lease again (a late duplicate attempt): the handler does not run.
+    let again = store
+        .deliver_to_handler(lease[0].clone(), event, &handler, 1_003)
+        .await
+        .unwrap();
+    assert_eq!(again, HandlerDelivery::LeaseLost);
+    assert_eq!(booked(&schema).await, vec![id]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_does_not_run_under_a_lease_that_was_reclaimed() {
+    let schema = TestSchema::new();
+    let store = PostgresStore::open(schema.options()).await.unwrap();
+    schema
+        .execute("CREATE TABLE booked (inbox_id text PRIMARY KEY)")
+        .await;
+    let handler = Booking {
+        fail: AtomicBool::new(false),
+    };
+    store.accept(event_for_target("h2", None)).await.unwrap();
+    let stale = store.lease(lease_params("w1", 1_000)).await.unwrap();
+    let event = store.load_event(&stale[0].inbox_id).await.unwrap().unwrap();
+    // w1 stalls past its lease; the rescuer reclaims it and w2 takes it.
+    assert_eq!(store.reclaim_expired(31_001).await.unwrap(), 1);
+    let current = store.lease(lease_params("w2", 32_000)).await.unwrap();
+    assert_eq!(current.len(), 1);
+
+    let late = store
+        .deliver_to_handler(stale[0].clone(), event.clone(), &handler, 32_001)
+        .await
+        .unwrap();
+    assert_eq!(late, HandlerDelivery::LeaseLost);
+    assert!(
+        booked(&schema).await.is_empty(),
+        "the stale worker applied nothing"
+    );
+    let applied = store
+        .deliver_to_handler(current[0].clone(), event.clone(), &handler, 32_002)
+        .await
+        .unwrap();
+    assert_eq!(applied, HandlerDelivery::Applied);
+    assert_eq!(booked(&schema).await, vec![event.id]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_accepted_event_and_its_handler_commit_together() {
+    let schema = TestSchema::new();
+    let store = PostgresStore::open(schema.options()).await.unwrap();
+    schema
+        .execute("CREATE TABLE booked (inbox_id text PRIMARY KEY)")
+        .await;
+    let handler = Booking {
+        fail: AtomicBool::new(true),
+    };
+    let failed = store
+        .accept_and_handle(event("a", "e1", b"{}"), &handler)
+        .await;
+    assert!(matches!(failed, Err(StoreError::Handler(_))), "{failed:?}");
+    assert_eq!(
+        store.stats().await.unwrap().total,
+        0,
+        "no record without the change"
+    );
+    assert!(booked(&schema).await.is_empty());
+
+    handler.fail.store(false, Ordering::SeqCst);
+    let AcceptOutcome::Inserted { id } = store
+        .accept_and_handle(event("a", "e1", b"{}"), &handler)
+        .await
+        .unwrap()
+    else {
+        panic!("inserted")
+    };
+    assert_eq!(booked(&schema).await, vec![id.clone()]);
+    assert_eq!(
+        store.stats().await.unwrap().by_status.get("PROCESSED"),
+        Some(&1)
+    );
+    // A duplicate does not run the handler again.
+    assert_eq!(
+        store
+            .accept_and_handle(event("a", "e1", b"{}"), &handler)
+            .await
+            .unwrap(),
+        AcceptOutcome::Duplicate { id: id.clone() }
+    );
+    assert_eq!(booked(&schema).await, vec![id]);
 }

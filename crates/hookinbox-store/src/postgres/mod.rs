@@ -14,6 +14,7 @@ mod accept;
 mod accept_batcher;
 mod advisory_lock;
 mod db_error;
+mod handler;
 mod listen;
 mod outbox;
 mod pool;
@@ -35,12 +36,14 @@ pub use tls::TlsSetupError;
 pub use url::{PostgresUrl, PostgresUrlError, SslMode};
 
 use crate::{
-    AcceptOutcome, DeliveryWakeups, LeaseParams, LeasedDelivery, NewEvent, ReplaySelector,
-    SettleRequest, Settlement, Stats, Store, StoreError, StoreReads, StoredEvent,
+    AcceptOutcome, DeliveryWakeups, HandlerDelivery, LeaseParams, LeasedDelivery, NewEvent,
+    PostgresHandler, ReplaySelector, SettleRequest, Settlement, Stats, Store, StoreError,
+    StoreReads, StoredEvent,
 };
 use accept::PreparedEvent;
 use accept_batcher::{AcceptRequest, Batcher};
 use db_error::PgError;
+use handler::HandlerTxError;
 use listen::Listener;
 
 /// The PostgreSQL implementation of [`Store`].
@@ -140,6 +143,60 @@ impl PostgresStore {
             self.notify_channel.clone(),
             self.wakeups.clone(),
         ));
+    }
+}
+
+impl PostgresStore {
+    /// Accepts an event and, if it is new, applies `handler` to it in the
+    /// same transaction, marking it PROCESSED: both commit or neither does.
+    /// Duplicates and conflicts do not run the handler. A handler error is
+    /// `StoreError::Handler` and nothing of the event is stored.
+    pub async fn accept_and_handle(
+        &self,
+        event: NewEvent,
+        handler: &dyn PostgresHandler,
+    ) -> Result<AcceptOutcome, StoreError> {
+        let prepared = PreparedEvent::new(event);
+        let mut client = self.client().await?;
+        let accepted = async {
+            let tx = client.transaction().await?;
+            let outcome = handler::accept_and_handle(&tx, &self.schema, &prepared, handler).await?;
+            if matches!(outcome, AcceptOutcome::Inserted { .. })
+                && !prepared.event.targets.is_empty()
+            {
+                tx.execute("SELECT pg_notify($1, '')", &[&self.notify_channel])
+                    .await?;
+            }
+            tx.commit().await?;
+            Ok::<_, HandlerTxError>(outcome)
+        };
+        accepted.await.map_err(HandlerTxError::into_store_error)
+    }
+
+    /// Delivers a leased delivery to a library handler: in one transaction
+    /// the delivery is settled DELIVERED (guarded on the lease, as every
+    /// settlement is), the handler applies its change, and the event
+    /// becomes PROCESSED once all its deliveries are done. All of it
+    /// commits or none does. A handler error rolls everything back and is
+    /// returned (`StoreError::Handler`); the caller settles it as a failed
+    /// attempt.
+    pub async fn deliver_to_handler(
+        &self,
+        lease: LeasedDelivery,
+        event: StoredEvent,
+        handler: &dyn PostgresHandler,
+        now_ms: i64,
+    ) -> Result<HandlerDelivery, StoreError> {
+        let mut client = self.client().await?;
+        let delivered = async {
+            let tx = client.transaction().await?;
+            let delivered = handler::deliver(&tx, lease, &event, handler, now_ms).await?;
+            if delivered == HandlerDelivery::Applied {
+                tx.commit().await?;
+            }
+            Ok::<_, HandlerTxError>(delivered)
+        };
+        delivered.await.map_err(HandlerTxError::into_store_error)
     }
 }
 

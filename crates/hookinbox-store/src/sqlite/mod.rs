@@ -24,6 +24,7 @@ use rusqlite::Connection;
 pub use reader::SqliteReader;
 pub use schema::CURRENT_VERSION as SCHEMA_VERSION;
 
+pub use crate::handler::HandlerDelivery;
 use crate::{
     AcceptOutcome, HandledEvent, LeaseParams, LeasedDelivery, NewEvent, ReplaySelector,
     SettleRequest, Settlement, SqliteHandler, Stats, Store, StoreError, StoreReads, StoredEvent,
@@ -219,16 +220,6 @@ impl SqliteStore {
         })
         .await
     }
-}
-
-/// What [`SqliteStore::deliver_to_handler`] did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HandlerDelivery {
-    /// The handler's change and DELIVERED committed together.
-    Applied,
-    /// The lease was no longer this worker's (it expired and was reclaimed):
-    /// the handler did not run, and whoever holds the delivery now will.
-    LeaseLost,
 }
 
 impl SqliteStore {
