@@ -57,7 +57,7 @@ pub enum PostgresUrlError {
 
 /// A parsed `postgres://user:password@host:port/db?sslmode=…` URL. Its
 /// `Display` and `Debug` mask the password, so it can be logged.
-#[derive(Clone)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct PostgresUrl {
     config: tokio_postgres::Config,
     ssl_mode: SslMode,
