@@ -23,6 +23,7 @@ use tokio::sync::{mpsc, oneshot, Semaphore};
 
 use super::accept::{accept_batch, PreparedEvent};
 use super::db_error::PgError;
+use super::listen::NOTIFY;
 use crate::{AcceptOutcome, StoreError};
 
 /// One `accept` waiting for its batch.
@@ -117,8 +118,8 @@ impl Batcher {
             matches!(outcome, AcceptOutcome::Inserted { .. }) && !prepared.event.targets.is_empty()
         });
         if new_deliveries {
-            tx.execute("SELECT pg_notify($1, '')", &[&self.notify_channel])
-                .await?;
+            let notify = tx.prepare_cached(NOTIFY).await?;
+            tx.execute(&notify, &[&self.notify_channel]).await?;
         }
         // Only an answered COMMIT is a commit: an error here (the
         // connection lost on the way) leaves the outcome unknown, and it is

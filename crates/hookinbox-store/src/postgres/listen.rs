@@ -16,6 +16,10 @@ use tokio::task::JoinHandle;
 use tokio_postgres::AsyncMessage;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
+/// Wakes the listeners of a channel (`$1`) when the transaction commits;
+/// PostgreSQL folds identical notifications of one transaction into one.
+pub(crate) const NOTIFY: &str = "SELECT pg_notify($1, '')";
+
 /// Longest pause between two reconnection attempts.
 const LONGEST_PAUSE: Duration = Duration::from_secs(5);
 

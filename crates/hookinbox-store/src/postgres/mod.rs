@@ -44,7 +44,7 @@ use accept::PreparedEvent;
 use accept_batcher::{AcceptRequest, Batcher};
 use db_error::PgError;
 use handler::HandlerTxError;
-use listen::Listener;
+use listen::{Listener, NOTIFY};
 
 /// The PostgreSQL implementation of [`Store`].
 pub struct PostgresStore {
@@ -164,8 +164,8 @@ impl PostgresStore {
             if matches!(outcome, AcceptOutcome::Inserted { .. })
                 && !prepared.event.targets.is_empty()
             {
-                tx.execute("SELECT pg_notify($1, '')", &[&self.notify_channel])
-                    .await?;
+                let notify = tx.prepare_cached(NOTIFY).await?;
+                tx.execute(&notify, &[&self.notify_channel]).await?;
             }
             tx.commit().await?;
             Ok::<_, HandlerTxError>(outcome)

@@ -30,6 +30,7 @@ use deadpool_postgres::{GenericClient, Transaction};
 
 use super::advisory_lock::{lock_key, LockPurpose};
 use super::db_error::PgError;
+use super::listen::NOTIFY;
 use crate::{LeaseParams, LeasedDelivery, ReplaySelector, SettleRequest, Settlement};
 
 /// Due, pending deliveries of one target that may go now, by the snapshot:
@@ -492,8 +493,8 @@ pub(crate) async fn replay(
         .collect::<Result<_, _>>()?;
     replayed.sort_unstable();
     if !replayed.is_empty() {
-        tx.execute("SELECT pg_notify($1, '')", &[&notify_channel])
-            .await?;
+        let notify = tx.prepare_cached(NOTIFY).await?;
+        tx.execute(&notify, &[&notify_channel]).await?;
     }
     Ok(replayed)
 }
