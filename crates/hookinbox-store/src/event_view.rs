@@ -2,12 +2,62 @@
 
 use serde::Serialize;
 
-/// Which events to list.
+/// Which events to list, newest first. Every filter is optional; they
+/// combine with AND.
 #[derive(Debug, Clone, Default)]
 pub struct EventFilter {
     pub status: Option<crate::InboxStatus>,
     pub endpoint_id: Option<String>,
+    pub event_type: Option<String>,
+    pub provider_event_id: Option<String>,
+    /// Received at or after this instant, unix milliseconds.
+    pub received_from_ms: Option<i64>,
+    /// Received before this instant (exclusive), unix milliseconds.
+    pub received_before_ms: Option<i64>,
+    /// The cursor of the page to continue from: [`EventPage::next_cursor`]
+    /// of the previous page. Inbox ids are UUIDv7 (time-ordered), so the
+    /// cursor is the last id listed and the next page holds smaller ids: a
+    /// page stays stable while new events arrive.
+    pub cursor: Option<String>,
+    /// Most events in one page; 0 means 100.
     pub limit: usize,
+}
+
+impl EventFilter {
+    /// The page size actually used.
+    pub fn page_size(&self) -> usize {
+        if self.limit == 0 {
+            100
+        } else {
+            self.limit
+        }
+    }
+}
+
+/// One page of `events list`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EventPage {
+    pub events: Vec<EventSummary>,
+    /// Where the next page starts; `None` when this page is the last.
+    pub next_cursor: Option<String>,
+}
+
+impl EventPage {
+    /// A page of `events` read with `limit + 1` rows asked for: the extra
+    /// row, when present, only says that another page exists.
+    pub(crate) fn from_rows(mut events: Vec<EventSummary>, page_size: usize) -> EventPage {
+        let more = events.len() > page_size;
+        events.truncate(page_size);
+        let next_cursor = if more {
+            events.last().map(|event| event.id.clone())
+        } else {
+            None
+        };
+        EventPage {
+            events,
+            next_cursor,
+        }
+    }
 }
 
 /// One line of `events list`.

@@ -1,29 +1,45 @@
 //! The storage seam of hookinbox (DESIGN.md §4).
 //!
-//! [`Store`] is the only way the service touches its database, and this crate
-//! is the only place SQL lives. The SQLite implementation ([`SqliteStore`])
-//! is the embedded default: one writer thread owns the write connection and
-//! commits many waiting requests in one transaction (group commit), answering
-//! each only after that commit returned.
+//! [`Store`] (and its operator-read sibling [`StoreReads`]) is the only way
+//! the service touches its database, and this crate is the only place SQL
+//! lives. The SQLite implementation ([`SqliteStore`]) is the embedded
+//! default: one writer thread owns the write connection and commits many
+//! waiting requests in one transaction (group commit), answering each only
+//! after that commit returned. The PostgreSQL implementation
+//! ([`PostgresStore`]) serves many processes on many machines: each process
+//! batches its accepts into one transaction, and all coordination between
+//! processes is in the database.
 
 pub mod delivery;
+pub mod delivery_wakeups;
 pub mod error;
 pub mod event_view;
 pub mod handler;
 pub mod inbox;
+pub mod postgres;
 pub mod sqlite;
 pub mod stats;
 pub mod storage_url;
 pub mod store;
+pub mod store_reads;
 
 pub use delivery::{
     DeliveryStatus, LeaseParams, LeasedDelivery, ReplaySelector, SettleRequest, Settlement,
 };
-pub use error::StoreError;
-pub use event_view::{AttemptView, DeliveryView, EventDetail, EventFilter, EventSummary};
-pub use handler::{HandledEvent, HandlerError, SqliteHandler};
+pub use delivery_wakeups::DeliveryWakeups;
+pub use error::{BoxError, StoreError};
+pub use event_view::{
+    AttemptView, DeliveryView, EventDetail, EventFilter, EventPage, EventSummary,
+};
+pub use handler::{HandledEvent, HandlerDelivery, HandlerError, PostgresHandler, SqliteHandler};
 pub use inbox::{AcceptOutcome, Fingerprint, InboxStatus, NewEvent, StoredEvent, UnsignedMetadata};
-pub use sqlite::{HandlerDelivery, SqliteOptions, SqliteReader, SqliteStore};
+pub use postgres::{PostgresOptions, PostgresReader, PostgresStore, PostgresUrl};
+pub use sqlite::{SqliteOptions, SqliteReader, SqliteStore};
 pub use stats::{DiskUsage, Stats};
 pub use storage_url::StorageUrl;
 pub use store::Store;
+pub use store_reads::StoreReads;
+
+/// The backend crates whose types a library handler receives (its open
+/// transaction), re-exported so an embedder uses the same versions.
+pub use {rusqlite, tokio_postgres};

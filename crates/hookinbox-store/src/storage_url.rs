@@ -2,13 +2,16 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::postgres::{PostgresUrl, PostgresUrlError};
+
 /// Where the data lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StorageUrl {
     /// `sqlite://path/to/file.db` — relative paths are relative to `base`.
     Sqlite(PathBuf),
-    /// `postgres://…` / `postgresql://…`
-    Postgres(String),
+    /// `postgres://…` / `postgresql://…`, parsed; its `Debug` masks the
+    /// password. Boxed: the driver's configuration is large.
+    Postgres(Box<PostgresUrl>),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -17,6 +20,8 @@ pub enum StorageUrlError {
     Scheme,
     #[error("`sqlite://` needs a file path")]
     EmptyPath,
+    #[error("{0}")]
+    Postgres(#[from] PostgresUrlError),
 }
 
 impl StorageUrl {
@@ -35,7 +40,7 @@ impl StorageUrl {
             }));
         }
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            return Ok(StorageUrl::Postgres(url.to_owned()));
+            return Ok(StorageUrl::Postgres(Box::new(PostgresUrl::parse(url)?)));
         }
         Err(StorageUrlError::Scheme)
     }
@@ -64,5 +69,18 @@ mod tests {
             StorageUrl::parse("sqlite://", base),
             Err(StorageUrlError::EmptyPath)
         );
+    }
+
+    #[test]
+    fn a_postgres_url_is_parsed_and_never_shows_its_password() {
+        let base = Path::new("/etc/hookinbox");
+        let url =
+            StorageUrl::parse("postgres://app:s3cret@db:5432/inbox?sslmode=require", base).unwrap();
+        assert!(matches!(url, StorageUrl::Postgres(_)));
+        assert!(!format!("{url:?}").contains("s3cret"), "{url:?}");
+        assert!(matches!(
+            StorageUrl::parse("postgres://db/inbox?sslmode=sometimes", base),
+            Err(StorageUrlError::Postgres(_))
+        ));
     }
 }

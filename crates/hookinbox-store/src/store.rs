@@ -3,8 +3,8 @@
 use async_trait::async_trait;
 
 use crate::{
-    AcceptOutcome, LeaseParams, LeasedDelivery, NewEvent, ReplaySelector, SettleRequest,
-    Settlement, Stats, StoreError, StoredEvent,
+    AcceptOutcome, DeliveryWakeups, LeaseParams, LeasedDelivery, NewEvent, ReplaySelector,
+    SettleRequest, Settlement, Stats, StoreError, StoredEvent,
 };
 
 /// Durable storage of the inbox and its outbox. Every implementation passes
@@ -67,4 +67,17 @@ pub trait Store: Send + Sync + 'static {
 
     /// Counts of inbox rows by endpoint and status.
     async fn stats(&self) -> Result<Stats, StoreError>;
+
+    /// A cheap round trip to the database, for readiness: `Ok` when it
+    /// answers. The default reads a row that does not exist by primary key.
+    async fn ping(&self) -> Result<(), StoreError> {
+        self.load_event("readiness-probe").await.map(drop)
+    }
+
+    /// Wake-ups for idle delivery workers: new deliveries may be due (see
+    /// [`DeliveryWakeups`]). Only a hint — workers still poll — so the
+    /// default, for backends that cannot tell, never fires.
+    fn delivery_wakeups(&self) -> DeliveryWakeups {
+        DeliveryWakeups::never()
+    }
 }

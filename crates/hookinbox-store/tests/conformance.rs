@@ -1,90 +1,68 @@
-//! The behaviour every `Store` must have, run against each backend.
+//! The behaviour every `Store` (and `StoreReads`) must have: each scenario
+//! is written once, as an `async fn(&Backend)`, and `conformance!` makes one
+//! test of it per backend (`sqlite::…`, `postgres::…`). Backend-specific
+//! behaviour (SQLite's payload log, PostgreSQL across processes) is tested
+//! in `sqlite.rs` and `postgres.rs`.
 
+mod support;
+
+use std::collections::HashSet;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use hookinbox_store::{
-    AcceptOutcome, Fingerprint, LeaseParams, NewEvent, ReplaySelector, SettleRequest, Settlement,
-    SqliteOptions, SqliteStore, Store, StoreError, UnsignedMetadata,
+    AcceptOutcome, EventFilter, InboxStatus, ReplaySelector, SettleRequest, Settlement,
+    UnsignedMetadata,
+};
+use support::{
+    event, event_for_target, inserted, lease_params, unsigned_id_event, Backend, WINDOW_MS,
 };
 
-/// A test factory: an event with defaults for everything a test does not care about.
-fn event(endpoint: &str, id: &str, body: &'static [u8]) -> NewEvent {
-    NewEvent {
-        endpoint_id: endpoint.into(),
-        provider: "lab".into(),
-        provider_event_id: id.into(),
-        event_type: Some("t".into()),
-        object_id: None,
-        object_version: None,
-        provider_created_at: None,
-        received_at_ms: 1_700_000_000_000,
-        content_type: Some("application/json".into()),
-        payload: Bytes::from_static(body),
-        fingerprint: Fingerprint::of(body),
-        audit_headers: vec![("x-timestamp".into(), "1".into())],
-        matched_secret_version: "1".into(),
-        targets: vec![],
-        unsigned_metadata: UnsignedMetadata::default(),
-        fingerprint_window_ms: None,
-    }
-}
-
-/// The redelivery window of the unsigned-id events below, in milliseconds.
-const WINDOW_MS: i64 = 3_600_000;
-
-/// An event whose id came from an unsigned header (as GitHub's delivery id
-/// does), received at `received_at_ms`, with one target `t`.
-fn unsigned_id_event(id: &str, body: &'static [u8], received_at_ms: i64) -> NewEvent {
-    let mut event = event("a", id, body);
-    event.unsigned_metadata = UnsignedMetadata {
-        event_id: true,
-        event_type: true,
+/// One `#[tokio::test]` per scenario per backend, in a module per backend.
+macro_rules! conformance {
+    (backends: [$($backend:ident),+ $(,)?], scenarios: $scenarios:tt $(,)?) => {
+        $( conformance!(@backend $backend, $scenarios); )+
     };
-    event.fingerprint_window_ms = Some(WINDOW_MS);
-    event.received_at_ms = received_at_ms;
-    event.targets = vec!["t".into()];
-    event
+    (@backend $backend:ident, [$($scenario:ident),+ $(,)?]) => {
+        mod $backend {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $scenario() {
+                    let backend = crate::support::$backend().await;
+                    super::$scenario(&backend).await;
+                }
+            )+
+        }
+    };
 }
 
-/// An event with one target `t` and, when given, an object id and version.
-fn event_for_target(id: &str, object: Option<(&str, i64)>) -> NewEvent {
-    let mut event = event("a", id, b"{}");
-    event.targets = vec!["t".into()];
-    // Due from t = 500 ms on; the tests lease at t >= 1000.
-    event.received_at_ms = 500;
-    if let Some((object_id, version)) = object {
-        event.object_id = Some(object_id.into());
-        event.object_version = Some(version);
-    }
-    event
+conformance! {
+    backends: [sqlite, postgres],
+    scenarios: [
+        same_event_twice_is_a_duplicate_of_the_same_row,
+        ids_are_scoped_per_endpoint,
+        concurrent_copies_insert_exactly_once,
+        concurrent_copies_with_two_bodies_resolve_to_one_row,
+        a_copy_under_a_new_unsigned_id_inside_the_window_is_the_same_event,
+        a_copy_under_a_new_unsigned_id_after_the_window_is_a_new_event,
+        the_event_id_is_checked_before_the_fingerprint,
+        concurrent_copies_under_new_unsigned_ids_insert_exactly_once,
+        signed_ids_with_one_body_are_two_events,
+        bodies_are_read_back_exactly_and_never_replaced,
+        delivered_event_becomes_processed,
+        an_event_is_processed_once_all_its_targets_are_done,
+        retries_wait_and_dead_fails_then_replay_delivers,
+        expired_leases_are_reclaimed_and_the_old_owner_cannot_settle,
+        one_object_goes_out_one_version_at_a_time_in_order,
+        versions_not_newer_than_delivered_are_skipped_stale,
+        settle_many_records_each_outcome_under_its_own_lease,
+        events_are_listed_newest_first_by_filter_and_page,
+        an_event_is_shown_with_its_deliveries_attempts_and_payload,
+        the_store_answers_a_ping,
+    ],
 }
 
-fn lease_params(owner: &str, now_ms: i64) -> LeaseParams {
-    LeaseParams {
-        endpoint_id: "a".into(),
-        target: "t".into(),
-        owner: owner.into(),
-        max: 10,
-        now_ms,
-        lease_ms: 30_000,
-    }
-}
-
-async fn inserted(store: &Arc<dyn Store>, event: NewEvent) -> String {
-    match store.accept(event).await.unwrap() {
-        AcceptOutcome::Inserted { id } => id,
-        other => panic!("{other:?}"),
-    }
-}
-
-fn sqlite() -> (tempfile::TempDir, Arc<dyn Store>) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(SqliteOptions::new(dir.path().join("inbox.db"))).unwrap();
-    (dir, Arc::new(store))
-}
-
-async fn same_event_twice_is_a_duplicate_of_the_same_row(store: Arc<dyn Store>) {
+async fn same_event_twice_is_a_duplicate_of_the_same_row(backend: &Backend) {
+    let store = &backend.store;
     let first = store.accept(event("a", "e1", b"{}")).await.unwrap();
     let AcceptOutcome::Inserted { id } = first else {
         panic!("{first:?}")
@@ -97,7 +75,8 @@ async fn same_event_twice_is_a_duplicate_of_the_same_row(store: Arc<dyn Store>) 
     assert_eq!(stats.total, 1);
 }
 
-async fn ids_are_scoped_per_endpoint(store: Arc<dyn Store>) {
+async fn ids_are_scoped_per_endpoint(backend: &Backend) {
+    let store = &backend.store;
     let a = store.accept(event("a", "e1", b"{}")).await.unwrap();
     let b = store.accept(event("b", "e1", b"{}")).await.unwrap();
     assert!(matches!(a, AcceptOutcome::Inserted { .. }));
@@ -108,10 +87,11 @@ async fn ids_are_scoped_per_endpoint(store: Arc<dyn Store>) {
     assert_eq!(stats.by_status["ACCEPTED"], 2);
 }
 
-async fn concurrent_copies_insert_exactly_once(store: Arc<dyn Store>) {
+async fn concurrent_copies_insert_exactly_once(backend: &Backend) {
+    let store = &backend.store;
     let tasks: Vec<_> = (0..200)
         .map(|_| {
-            let store = Arc::clone(&store);
+            let store = Arc::clone(store);
             tokio::spawn(async move { store.accept(event("a", "same", b"{\"v\":1}")).await })
         })
         .collect();
@@ -134,9 +114,10 @@ async fn concurrent_copies_insert_exactly_once(store: Arc<dyn Store>) {
     assert_eq!(store.stats().await.unwrap().total, 1);
 }
 
-async fn a_copy_under_a_new_unsigned_id_inside_the_window_is_the_same_event(store: Arc<dyn Store>) {
+async fn a_copy_under_a_new_unsigned_id_inside_the_window_is_the_same_event(backend: &Backend) {
+    let store = &backend.store;
     let t0 = 1_700_000_000_000;
-    let original = inserted(&store, unsigned_id_event("d-1", b"{\"push\":1}", t0)).await;
+    let original = inserted(store, unsigned_id_event("d-1", b"{\"push\":1}", t0)).await;
     // The same body under a new delivery id, at the last millisecond of the window.
     let copy = unsigned_id_event("d-2", b"{\"push\":1}", t0 + WINDOW_MS);
     assert_eq!(
@@ -163,11 +144,12 @@ async fn a_copy_under_a_new_unsigned_id_inside_the_window_is_the_same_event(stor
     );
 }
 
-async fn a_copy_under_a_new_unsigned_id_after_the_window_is_a_new_event(store: Arc<dyn Store>) {
+async fn a_copy_under_a_new_unsigned_id_after_the_window_is_a_new_event(backend: &Backend) {
+    let store = &backend.store;
     let t0 = 1_700_000_000_000;
-    let original = inserted(&store, unsigned_id_event("d-1", b"{\"push\":1}", t0)).await;
+    let original = inserted(store, unsigned_id_event("d-1", b"{\"push\":1}", t0)).await;
     let later = inserted(
-        &store,
+        store,
         unsigned_id_event("d-2", b"{\"push\":1}", t0 + WINDOW_MS + 1),
     )
     .await;
@@ -175,10 +157,11 @@ async fn a_copy_under_a_new_unsigned_id_after_the_window_is_a_new_event(store: A
     assert_eq!(store.stats().await.unwrap().total, 2);
 }
 
-async fn the_event_id_is_checked_before_the_fingerprint(store: Arc<dyn Store>) {
+async fn the_event_id_is_checked_before_the_fingerprint(backend: &Backend) {
+    let store = &backend.store;
     let t0 = 1_700_000_000_000;
-    inserted(&store, unsigned_id_event("d-1", b"{\"a\":1}", t0)).await;
-    let second = inserted(&store, unsigned_id_event("d-2", b"{\"b\":1}", t0)).await;
+    inserted(store, unsigned_id_event("d-1", b"{\"a\":1}", t0)).await;
+    let second = inserted(store, unsigned_id_event("d-2", b"{\"b\":1}", t0)).await;
     // d-2 again, with d-1's body: the id is taken by another body, whatever
     // the fingerprint also matches.
     assert_eq!(
@@ -198,11 +181,12 @@ async fn the_event_id_is_checked_before_the_fingerprint(store: Arc<dyn Store>) {
     );
 }
 
-async fn concurrent_copies_under_new_unsigned_ids_insert_exactly_once(store: Arc<dyn Store>) {
+async fn concurrent_copies_under_new_unsigned_ids_insert_exactly_once(backend: &Backend) {
+    let store = &backend.store;
     let t0 = 1_700_000_000_000;
     let tasks: Vec<_> = (0..100)
         .map(|n| {
-            let store = Arc::clone(&store);
+            let store = Arc::clone(store);
             let copy = unsigned_id_event(&format!("d-{n}"), b"{\"push\":1}", t0 + n);
             tokio::spawn(async move { store.accept(copy).await })
         })
@@ -226,100 +210,19 @@ async fn concurrent_copies_under_new_unsigned_ids_insert_exactly_once(store: Arc
     assert_eq!(store.stats().await.unwrap().total, 1);
 }
 
-async fn signed_ids_with_one_body_are_two_events(store: Arc<dyn Store>) {
-    let first = inserted(&store, event("a", "evt_1", b"{\"same\":1}")).await;
-    let second = inserted(&store, event("a", "evt_2", b"{\"same\":1}")).await;
+async fn signed_ids_with_one_body_are_two_events(backend: &Backend) {
+    let store = &backend.store;
+    let first = inserted(store, event("a", "evt_1", b"{\"same\":1}")).await;
+    let second = inserted(store, event("a", "evt_2", b"{\"same\":1}")).await;
     assert_ne!(first, second);
     assert_eq!(store.stats().await.unwrap().total, 2);
     let stored = store.load_event(&first).await.unwrap().unwrap();
     assert!(stored.unsigned_metadata.is_empty());
 }
 
-#[tokio::test]
-async fn sqlite_a_copy_under_a_new_unsigned_id_inside_the_window_is_the_same_event() {
-    let (_dir, store) = sqlite();
-    a_copy_under_a_new_unsigned_id_inside_the_window_is_the_same_event(store).await;
-}
-
-#[tokio::test]
-async fn sqlite_a_copy_under_a_new_unsigned_id_after_the_window_is_a_new_event() {
-    let (_dir, store) = sqlite();
-    a_copy_under_a_new_unsigned_id_after_the_window_is_a_new_event(store).await;
-}
-
-#[tokio::test]
-async fn sqlite_the_event_id_is_checked_before_the_fingerprint() {
-    let (_dir, store) = sqlite();
-    the_event_id_is_checked_before_the_fingerprint(store).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sqlite_concurrent_copies_under_new_unsigned_ids_insert_exactly_once() {
-    let (_dir, store) = sqlite();
-    concurrent_copies_under_new_unsigned_ids_insert_exactly_once(store).await;
-}
-
-#[tokio::test]
-async fn sqlite_signed_ids_with_one_body_are_two_events() {
-    let (_dir, store) = sqlite();
-    signed_ids_with_one_body_are_two_events(store).await;
-}
-
-#[tokio::test]
-async fn sqlite_duplicates_and_conflicts() {
-    let (_dir, store) = sqlite();
-    same_event_twice_is_a_duplicate_of_the_same_row(store).await;
-}
-
-#[tokio::test]
-async fn sqlite_ids_are_scoped_per_endpoint() {
-    let (_dir, store) = sqlite();
-    ids_are_scoped_per_endpoint(store).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sqlite_concurrent_copies_insert_exactly_once() {
-    let (_dir, store) = sqlite();
-    concurrent_copies_insert_exactly_once(store).await;
-}
-
-#[tokio::test]
-async fn sqlite_rows_survive_reopen() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("inbox.db");
-    let id = {
-        let store = SqliteStore::open(SqliteOptions::new(&path)).unwrap();
-        match store.accept(event("a", "e1", b"{}")).await.unwrap() {
-            AcceptOutcome::Inserted { id } => id,
-            other => panic!("{other:?}"),
-        }
-    };
-    let store = SqliteStore::open(SqliteOptions::new(&path)).unwrap();
-    assert_eq!(
-        store.accept(event("a", "e1", b"{}")).await.unwrap(),
-        AcceptOutcome::Duplicate { id }
-    );
-    assert_eq!(store.stats().await.unwrap().total, 1);
-}
-
-#[tokio::test]
-async fn sqlite_locked_database_answers_unavailable_and_recovers() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("inbox.db");
-    let mut options = SqliteOptions::new(&path);
-    options.busy_timeout = std::time::Duration::from_millis(200);
-    let store = SqliteStore::open(options).unwrap();
-    let blocker = rusqlite::Connection::open(&path).unwrap();
-    blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
-    let err = store.accept(event("a", "e1", b"{}")).await.unwrap_err();
-    assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
-    blocker.execute_batch("ROLLBACK").unwrap();
-    let ok = store.accept(event("a", "e1", b"{}")).await.unwrap();
-    assert!(matches!(ok, AcceptOutcome::Inserted { .. }), "{ok:?}");
-}
-
-async fn delivered_event_becomes_processed(store: Arc<dyn Store>) {
-    let id = inserted(&store, event_for_target("d1", None)).await;
+async fn delivered_event_becomes_processed(backend: &Backend) {
+    let store = &backend.store;
+    let id = inserted(store, event_for_target("d1", None)).await;
     let leased = store.lease(lease_params("w1", 1_000)).await.unwrap();
     assert_eq!(leased.len(), 1);
     assert_eq!(leased[0].inbox_id, id);
@@ -339,8 +242,9 @@ async fn delivered_event_becomes_processed(store: Arc<dyn Store>) {
     assert_eq!(stats.by_status.get("PROCESSED"), Some(&1));
 }
 
-async fn retries_wait_and_dead_fails_then_replay_delivers(store: Arc<dyn Store>) {
-    let id = inserted(&store, event_for_target("r1", None)).await;
+async fn retries_wait_and_dead_fails_then_replay_delivers(backend: &Backend) {
+    let store = &backend.store;
+    let id = inserted(store, event_for_target("r1", None)).await;
     let leased = store.lease(lease_params("w", 1_000)).await.unwrap();
     let retry = Settlement::Retry {
         next_attempt_at_ms: 5_000,
@@ -398,8 +302,9 @@ async fn retries_wait_and_dead_fails_then_replay_delivers(store: Arc<dyn Store>)
     );
 }
 
-async fn expired_leases_are_reclaimed_and_the_old_owner_cannot_settle(store: Arc<dyn Store>) {
-    inserted(&store, event_for_target("l1", None)).await;
+async fn expired_leases_are_reclaimed_and_the_old_owner_cannot_settle(backend: &Backend) {
+    let store = &backend.store;
+    inserted(store, event_for_target("l1", None)).await;
     let mut params = lease_params("crashed", 1_000);
     params.lease_ms = 100;
     let old = store.lease(params).await.unwrap();
@@ -426,15 +331,16 @@ async fn expired_leases_are_reclaimed_and_the_old_owner_cannot_settle(store: Arc
         .unwrap());
 }
 
-async fn one_object_goes_out_one_version_at_a_time_in_order(store: Arc<dyn Store>) {
+async fn one_object_goes_out_one_version_at_a_time_in_order(backend: &Backend) {
+    let store = &backend.store;
     for (n, version) in [(1, 2), (2, 3), (3, 1)] {
         inserted(
-            &store,
+            store,
             event_for_target(&format!("o{n}"), Some(("obj", version))),
         )
         .await;
     }
-    inserted(&store, event_for_target("free", None)).await;
+    inserted(store, event_for_target("free", None)).await;
     let mut delivered_versions = Vec::new();
     let mut now = 1_000;
     loop {
@@ -462,16 +368,17 @@ async fn one_object_goes_out_one_version_at_a_time_in_order(store: Arc<dyn Store
     assert_eq!(delivered_versions, vec![1, 2, 3]);
 }
 
-async fn versions_not_newer_than_delivered_are_skipped_stale(store: Arc<dyn Store>) {
-    inserted(&store, event_for_target("v3", Some(("obj", 3)))).await;
+async fn versions_not_newer_than_delivered_are_skipped_stale(backend: &Backend) {
+    let store = &backend.store;
+    inserted(store, event_for_target("v3", Some(("obj", 3)))).await;
     let leased = store.lease(lease_params("w", 1_000)).await.unwrap();
     assert!(store
         .settle(&leased[0], Settlement::Delivered, 1_000)
         .await
         .unwrap());
-    inserted(&store, event_for_target("v1", Some(("obj", 1)))).await;
-    inserted(&store, event_for_target("v2", Some(("obj", 2)))).await;
-    inserted(&store, event_for_target("v3b", Some(("obj", 3)))).await;
+    inserted(store, event_for_target("v1", Some(("obj", 1)))).await;
+    inserted(store, event_for_target("v2", Some(("obj", 2)))).await;
+    inserted(store, event_for_target("v3b", Some(("obj", 3)))).await;
     assert!(
         store
             .lease(lease_params("w", 1_001))
@@ -486,18 +393,19 @@ async fn versions_not_newer_than_delivered_are_skipped_stale(store: Arc<dyn Stor
         Some(&4),
         "stale events are processed no-ops"
     );
-    inserted(&store, event_for_target("v4", Some(("obj", 4)))).await;
+    inserted(store, event_for_target("v4", Some(("obj", 4)))).await;
     assert_eq!(
         store.lease(lease_params("w", 1_002)).await.unwrap().len(),
         1
     );
 }
 
-async fn settle_many_records_each_outcome_under_its_own_lease(store: Arc<dyn Store>) {
+async fn settle_many_records_each_outcome_under_its_own_lease(backend: &Backend) {
+    let store = &backend.store;
     for id in ["m1", "m2", "m3"] {
-        inserted(&store, event_for_target(id, None)).await;
+        inserted(store, event_for_target(id, None)).await;
     }
-    inserted(&store, event_for_target("m4", Some(("obj", 1)))).await;
+    inserted(store, event_for_target("m4", Some(("obj", 1)))).await;
     let leased = store.lease(lease_params("w", 1_000)).await.unwrap();
     assert_eq!(leased.len(), 4);
     assert_eq!(
@@ -548,252 +456,267 @@ async fn settle_many_records_each_outcome_under_its_own_lease(store: Arc<dyn Sto
     assert_eq!(retried[0].attempts, 1);
 }
 
-#[tokio::test]
-async fn sqlite_settle_many() {
-    let (_dir, store) = sqlite();
-    settle_many_records_each_outcome_under_its_own_lease(store).await;
+async fn concurrent_copies_with_two_bodies_resolve_to_one_row(backend: &Backend) {
+    let store = &backend.store;
+    // One id, two bodies, sent at once (many land in one batch): one body
+    // wins the row; every copy of it is a duplicate, every copy of the
+    // other body a conflict, and all of them name that one row.
+    let tasks: Vec<_> = (0..100)
+        .map(|n| {
+            let store = Arc::clone(store);
+            let body: &'static [u8] = if n % 2 == 0 {
+                b"{\"v\":1}"
+            } else {
+                b"{\"v\":2}"
+            };
+            tokio::spawn(async move { (body, store.accept(event("a", "same", body)).await) })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for task in tasks {
+        let (body, outcome) = task.await.unwrap();
+        answers.push((body, outcome.unwrap()));
+    }
+    let winner = answers
+        .iter()
+        .find_map(|(body, outcome)| match outcome {
+            AcceptOutcome::Inserted { .. } => Some(*body),
+            _ => None,
+        })
+        .expect("one copy inserted the row");
+    let mut ids = HashSet::new();
+    let mut inserted = 0;
+    for (body, outcome) in &answers {
+        match outcome {
+            AcceptOutcome::Inserted { id } => {
+                inserted += 1;
+                ids.insert(id.clone());
+            }
+            AcceptOutcome::Duplicate { id } => {
+                assert_eq!(*body, winner, "only the winning body is a duplicate");
+                ids.insert(id.clone());
+            }
+            AcceptOutcome::Conflict { id } => {
+                assert_ne!(*body, winner, "only the other body conflicts");
+                ids.insert(id.clone());
+            }
+        }
+    }
+    assert_eq!(inserted, 1);
+    assert_eq!(ids.len(), 1, "{answers:?}");
+    let id = ids.into_iter().next().unwrap();
+    let stored = store.load_event(&id).await.unwrap().unwrap();
+    assert_eq!(stored.payload.as_deref(), Some(winner));
 }
 
-#[tokio::test]
-async fn sqlite_delivered_event_becomes_processed() {
-    let (_dir, store) = sqlite();
-    delivered_event_becomes_processed(store).await;
-}
-
-#[tokio::test]
-async fn sqlite_retries_wait_and_dead_fails_then_replay_delivers() {
-    let (_dir, store) = sqlite();
-    retries_wait_and_dead_fails_then_replay_delivers(store).await;
-}
-
-#[tokio::test]
-async fn sqlite_expired_leases_are_reclaimed() {
-    let (_dir, store) = sqlite();
-    expired_leases_are_reclaimed_and_the_old_owner_cannot_settle(store).await;
-}
-
-#[tokio::test]
-async fn sqlite_one_object_in_version_order() {
-    let (_dir, store) = sqlite();
-    one_object_goes_out_one_version_at_a_time_in_order(store).await;
-}
-
-#[tokio::test]
-async fn sqlite_stale_versions_are_skipped() {
-    let (_dir, store) = sqlite();
-    versions_not_newer_than_delivered_are_skipped_stale(store).await;
-}
-
-/// Bytes in the SQLite store's payload log, over all its segments.
-fn payload_log_bytes(db: &std::path::Path) -> u64 {
-    let stats = hookinbox_store::SqliteReader::open(db)
-        .unwrap()
-        .stats()
-        .unwrap();
-    stats.disk.unwrap().payload_log_bytes
-}
-
-#[tokio::test]
-async fn sqlite_bodies_are_written_once_and_read_back_exactly() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("inbox.db");
-    let store = SqliteStore::open(SqliteOptions::new(&path)).unwrap();
-    let body: &'static [u8] = b"{\"id\":\"e1\",  \"raw\":true}";
-    let id = match store.accept(event("a", "e1", body)).await.unwrap() {
-        AcceptOutcome::Inserted { id } => id,
-        other => panic!("{other:?}"),
-    };
-    // A duplicate and a conflict write no second copy.
+async fn bodies_are_read_back_exactly_and_never_replaced(backend: &Backend) {
+    let store = &backend.store;
+    let body: &'static [u8] = b"{\"id\":\"e1\",  \"raw\":true}\n";
+    let id = inserted(store, event("a", "e1", body)).await;
+    // A duplicate and a conflict leave the stored body as it was.
     store.accept(event("a", "e1", body)).await.unwrap();
     store.accept(event("a", "e1", b"{}")).await.unwrap();
-    assert_eq!(payload_log_bytes(&path), body.len() as u64);
     let loaded = store.load_event(&id).await.unwrap().unwrap();
     assert_eq!(loaded.payload.as_deref(), Some(body));
-    // Across a reopen too (the writer then appends to a new segment).
-    drop(store);
-    let store = SqliteStore::open(SqliteOptions::new(&path)).unwrap();
-    let second = match store.accept(event("a", "e2", b"[2]")).await.unwrap() {
-        AcceptOutcome::Inserted { id } => id,
-        other => panic!("{other:?}"),
-    };
-    let first = store.load_event(&id).await.unwrap().unwrap();
-    assert_eq!(first.payload.as_deref(), Some(body));
-    let second = store.load_event(&second).await.unwrap().unwrap();
-    assert_eq!(second.payload.as_deref(), Some(&b"[2]"[..]));
+    assert_eq!(loaded.provider_event_id, "e1");
+    assert_eq!(loaded.content_type.as_deref(), Some("application/json"));
+    assert_eq!(store.load_event("no-such-id").await.unwrap(), None);
 }
 
-#[tokio::test]
-async fn sqlite_a_body_that_no_longer_matches_its_fingerprint_is_reported_corrupt() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("inbox.db");
-    let store = SqliteStore::open(SqliteOptions::new(&path)).unwrap();
-    let id = inserted(
-        &(Arc::new(store) as Arc<dyn Store>),
-        event("a", "e1", b"{\"amount\":100}"),
-    )
-    .await;
-    let segment = std::path::PathBuf::from(format!("{}-payloads/00000001.seg", path.display()));
-    let mut bytes = std::fs::read(&segment).unwrap();
-    bytes[11] = b'9'; // {"amount":900}
-    std::fs::write(&segment, bytes).unwrap();
-    let reader = hookinbox_store::SqliteReader::open(&path).unwrap();
-    let err = reader.load_event(&id).unwrap_err();
-    assert!(matches!(err, StoreError::Corrupt(_)), "{err:?}");
-}
-
-#[tokio::test]
-async fn sqlite_rows_from_before_the_payload_log_keep_their_bodies() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("inbox.db");
-    let store = SqliteStore::open(SqliteOptions::new(&path)).unwrap();
-    let id = inserted(
-        &(Arc::new(store) as Arc<dyn Store>),
-        event("a", "old", b"{\"old\":1}"),
-    )
-    .await;
-    // As schema 3 stored it: the body in inbox_payload, no log reference.
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute(
-        "UPDATE inbox SET payload_segment = NULL, payload_offset = NULL, payload_len = NULL",
-        [],
-    )
-    .unwrap();
-    conn.execute(
-        "INSERT INTO inbox_payload (inbox_id, payload) VALUES (?1, ?2)",
-        rusqlite::params![id, &b"{\"old\":1}"[..]],
-    )
-    .unwrap();
-    let reader = hookinbox_store::SqliteReader::open(&path).unwrap();
-    let loaded = reader.load_event(&id).unwrap().unwrap();
-    assert_eq!(loaded.payload.as_deref(), Some(&b"{\"old\":1}"[..]));
-}
-
-/// A handler that books each event into a `booked` table, or fails while
-/// `fail` is set.
-struct Booking {
-    fail: std::sync::atomic::AtomicBool,
-}
-
-impl hookinbox_store::SqliteHandler for Booking {
-    fn handle(
-        &self,
-        conn: &rusqlite::Connection,
-        event: &hookinbox_store::HandledEvent<'_>,
-    ) -> Result<(), hookinbox_store::HandlerError> {
-        let fail = |e: rusqlite::Error| hookinbox_store::HandlerError(e.to_string());
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS booked (inbox_id TEXT PRIMARY KEY)",
-            [],
-        )
-        .map_err(fail)?;
-        conn.execute(
-            "INSERT INTO booked (inbox_id) VALUES (?1)",
-            [event.inbox_id],
-        )
-        .map_err(fail)?;
-        if self.fail.load(std::sync::atomic::Ordering::SeqCst) {
-            // After its own write: the rollback must undo it.
-            return Err(hookinbox_store::HandlerError("ledger closed".into()));
-        }
-        Ok(())
-    }
-}
-
-fn booked(db: &std::path::Path) -> Vec<String> {
-    let conn = rusqlite::Connection::open(db).unwrap();
-    let Ok(mut statement) = conn.prepare("SELECT inbox_id FROM booked ORDER BY inbox_id") else {
-        return Vec::new(); // the handler never committed its table
-    };
-    statement
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
-}
-
-fn delivery_status(db: &std::path::Path) -> (String, i64) {
-    rusqlite::Connection::open(db)
-        .unwrap()
-        .query_row("SELECT status, attempts FROM delivery", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
-        .unwrap()
-}
-
-#[tokio::test]
-async fn sqlite_a_handler_commits_with_delivered_or_not_at_all() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("inbox.db");
-    let store = Arc::new(SqliteStore::open(SqliteOptions::new(&path)).unwrap());
-    let handler = Arc::new(Booking {
-        fail: std::sync::atomic::AtomicBool::new(true),
-    });
-    let dyn_store: Arc<dyn Store> = store.clone();
-    let id = inserted(&dyn_store, event_for_target("h1", None)).await;
-    let lease = dyn_store.lease(lease_params("w1", 1_000)).await.unwrap();
-    let event = dyn_store.load_event(&id).await.unwrap().unwrap();
-
-    // The handler fails after writing: its write and the DELIVERED marker
-    // are both rolled back, and the lease is still held for settling.
-    let failed = store
-        .deliver_to_handler(lease[0].clone(), event.clone(), handler.clone(), 1_001)
-        .await;
-    assert!(matches!(failed, Err(StoreError::Handler(_))), "{failed:?}");
-    assert!(booked(&path).is_empty());
-    assert_eq!(delivery_status(&path), ("LEASED".to_owned(), 0));
-
-    // The next attempt applies: the booking and DELIVERED commit together.
-    handler
-        .fail
-        .store(false, std::sync::atomic::Ordering::SeqCst);
-    let applied = store
-        .deliver_to_handler(lease[0].clone(), event.clone(), handler.clone(), 1_002)
-        .await
-        .unwrap();
-    assert_eq!(applied, hookinbox_store::HandlerDelivery::Applied);
-    assert_eq!(booked(&path), vec![id.clone()]);
-    assert_eq!(delivery_status(&path), ("DELIVERED".to_owned(), 1));
+async fn an_event_is_processed_once_all_its_targets_are_done(backend: &Backend) {
+    let store = &backend.store;
+    let mut two_targets = event_for_target("two", None);
+    two_targets.targets = vec!["t".into(), "u".into()];
+    inserted(store, two_targets).await;
+    let on_t = store.lease(lease_params("w1", 1_000)).await.unwrap();
+    let mut params = lease_params("w2", 1_000);
+    params.target = "u".into();
+    let on_u = store.lease(params).await.unwrap();
+    assert_eq!((on_t.len(), on_u.len()), (1, 1));
+    // Both settled at once (two workers): whichever commits second must see
+    // the other's settlement and finish the event.
+    let (t, u) = tokio::join!(
+        store.settle(&on_t[0], Settlement::Delivered, 1_001),
+        store.settle(&on_u[0], Settlement::Delivered, 1_001)
+    );
+    assert!(t.unwrap() && u.unwrap());
     assert_eq!(
-        dyn_store.stats().await.unwrap().by_status.get("PROCESSED"),
+        store.stats().await.unwrap().by_status.get("PROCESSED"),
         Some(&1)
     );
-
-    // The same lease again (a late duplicate attempt): the handler does not run.
-    let again = store
-        .deliver_to_handler(lease[0].clone(), event, handler, 1_003)
-        .await
-        .unwrap();
-    assert_eq!(again, hookinbox_store::HandlerDelivery::LeaseLost);
-    assert_eq!(booked(&path), vec![id]);
 }
 
-#[tokio::test]
-async fn sqlite_a_handler_does_not_run_under_a_lease_that_was_reclaimed() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("inbox.db");
-    let store = Arc::new(SqliteStore::open(SqliteOptions::new(&path)).unwrap());
-    let handler = Arc::new(Booking {
-        fail: std::sync::atomic::AtomicBool::new(false),
-    });
-    let dyn_store: Arc<dyn Store> = store.clone();
-    let id = inserted(&dyn_store, event_for_target("h2", None)).await;
-    let stale = dyn_store.lease(lease_params("w1", 1_000)).await.unwrap();
-    let event = dyn_store.load_event(&id).await.unwrap().unwrap();
-    // w1 stalls past its lease; the rescuer reclaims it and w2 takes it.
-    assert_eq!(dyn_store.reclaim_expired(1_000 + 31_000).await.unwrap(), 1);
-    let current = dyn_store.lease(lease_params("w2", 32_000)).await.unwrap();
-    assert_eq!(current.len(), 1);
+async fn events_are_listed_newest_first_by_filter_and_page(backend: &Backend) {
+    let store = &backend.store;
+    let mut ids = Vec::new();
+    for n in 0..5 {
+        let mut e = event(if n < 3 { "a" } else { "b" }, &format!("e{n}"), b"{}");
+        e.event_type = Some(if n % 2 == 0 { "even" } else { "odd" }.into());
+        e.received_at_ms = 1_000 * (n + 1);
+        ids.push(inserted(store, e).await);
+    }
+    let reads = &backend.reads;
+    let all = reads.list_events(&EventFilter::default()).await.unwrap();
+    let listed: Vec<&str> = all.events.iter().map(|e| e.id.as_str()).collect();
+    let newest_first: Vec<&str> = ids.iter().rev().map(String::as_str).collect();
+    assert_eq!(listed, newest_first);
+    assert_eq!(all.next_cursor, None, "one page holds them all");
 
-    let late = store
-        .deliver_to_handler(stale[0].clone(), event.clone(), handler.clone(), 32_001)
+    let page = |filter: EventFilter| async move {
+        let page = reads.list_events(&filter).await.unwrap();
+        let ids: Vec<String> = page.events.iter().map(|e| e.id.clone()).collect();
+        (ids, page.next_cursor)
+    };
+    let (first, cursor) = page(EventFilter {
+        limit: 2,
+        ..EventFilter::default()
+    })
+    .await;
+    assert_eq!(first, vec![ids[4].clone(), ids[3].clone()]);
+    assert_eq!(cursor.as_deref(), Some(ids[3].as_str()));
+    let (second, cursor) = page(EventFilter {
+        limit: 2,
+        cursor,
+        ..EventFilter::default()
+    })
+    .await;
+    assert_eq!(second, vec![ids[2].clone(), ids[1].clone()]);
+    let (last, cursor) = page(EventFilter {
+        limit: 2,
+        cursor,
+        ..EventFilter::default()
+    })
+    .await;
+    assert_eq!((last, cursor), (vec![ids[0].clone()], None));
+
+    let by = |filter: EventFilter| async move { page(filter).await.0 };
+    assert_eq!(
+        by(EventFilter {
+            endpoint_id: Some("b".into()),
+            ..EventFilter::default()
+        })
+        .await,
+        vec![ids[4].clone(), ids[3].clone()]
+    );
+    assert_eq!(
+        by(EventFilter {
+            event_type: Some("odd".into()),
+            ..EventFilter::default()
+        })
+        .await,
+        vec![ids[3].clone(), ids[1].clone()]
+    );
+    assert_eq!(
+        by(EventFilter {
+            provider_event_id: Some("e2".into()),
+            ..EventFilter::default()
+        })
+        .await,
+        vec![ids[2].clone()]
+    );
+    assert_eq!(
+        by(EventFilter {
+            received_from_ms: Some(2_000),
+            received_before_ms: Some(4_000),
+            ..EventFilter::default()
+        })
+        .await,
+        vec![ids[2].clone(), ids[1].clone()],
+        "from is inclusive, before exclusive"
+    );
+    // Nothing was delivered: every event is still ACCEPTED.
+    assert_eq!(
+        by(EventFilter {
+            status: Some(InboxStatus::Processed),
+            ..EventFilter::default()
+        })
+        .await,
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        by(EventFilter {
+            status: Some(InboxStatus::Accepted),
+            endpoint_id: Some("a".into()),
+            ..EventFilter::default()
+        })
+        .await,
+        vec![ids[2].clone(), ids[1].clone(), ids[0].clone()]
+    );
+}
+
+async fn an_event_is_shown_with_its_deliveries_attempts_and_payload(backend: &Backend) {
+    let store = &backend.store;
+    let mut shown = event_for_target("shown", Some(("obj", 7)));
+    shown.payload = bytes::Bytes::from_static(b"{\"shown\":true}");
+    shown.fingerprint = hookinbox_store::Fingerprint::of(b"{\"shown\":true}");
+    let id = inserted(store, shown).await;
+    let leased = store.lease(lease_params("w", 1_000)).await.unwrap();
+    let retry = Settlement::Retry {
+        next_attempt_at_ms: 2_000,
+        error: "http 502".into(),
+    };
+    assert!(store.settle(&leased[0], retry, 1_001).await.unwrap());
+    let leased = store.lease(lease_params("w", 2_000)).await.unwrap();
+    assert!(store
+        .settle(&leased[0], Settlement::Delivered, 2_001)
         .await
-        .unwrap();
-    assert_eq!(late, hookinbox_store::HandlerDelivery::LeaseLost);
-    assert!(booked(&path).is_empty(), "the stale worker applied nothing");
-    let applied = store
-        .deliver_to_handler(current[0].clone(), event, handler, 32_002)
+        .unwrap());
+
+    let (detail, payload) = backend
+        .reads
+        .show_event(&id, false)
         .await
-        .unwrap();
-    assert_eq!(applied, hookinbox_store::HandlerDelivery::Applied);
-    assert_eq!(booked(&path), vec![id]);
+        .unwrap()
+        .expect("the event exists");
+    assert_eq!(payload, None, "the body only on request");
+    assert_eq!(detail.summary.id, id);
+    assert_eq!(detail.summary.status, "PROCESSED");
+    assert_eq!(detail.object_id.as_deref(), Some("obj"));
+    assert_eq!(detail.object_version, Some(7));
+    assert_eq!(detail.payload_bytes, Some(14));
+    assert_eq!(
+        detail.payload_sha256,
+        hookinbox_store::Fingerprint::of(b"{\"shown\":true}")
+            .as_bytes()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    );
+    assert_eq!(detail.deliveries.len(), 1);
+    let delivery = &detail.deliveries[0];
+    assert_eq!(
+        (
+            delivery.target.as_str(),
+            delivery.status.as_str(),
+            delivery.attempts
+        ),
+        ("t", "DELIVERED", 2)
+    );
+    assert_eq!(delivery.delivered_at_ms, Some(2_001));
+    assert_eq!(delivery.last_error.as_deref(), Some("http 502"));
+    let log: Vec<(i64, &str, Option<&str>)> = delivery
+        .attempt_log
+        .iter()
+        .map(|a| (a.attempt, a.outcome.as_str(), a.error.as_deref()))
+        .collect();
+    assert_eq!(
+        log,
+        vec![(1, "PENDING", Some("http 502")), (2, "DELIVERED", None)]
+    );
+
+    let (_, payload) = backend.reads.show_event(&id, true).await.unwrap().unwrap();
+    assert_eq!(payload.as_deref(), Some(&b"{\"shown\":true}"[..]));
+    assert!(backend
+        .reads
+        .show_event("no-such-id", true)
+        .await
+        .unwrap()
+        .is_none());
+    let stats = backend.reads.stats().await.unwrap();
+    assert_eq!(stats.by_endpoint["a"]["PROCESSED"], 1);
+}
+
+async fn the_store_answers_a_ping(backend: &Backend) {
+    backend.store.ping().await.unwrap();
+    backend.reads.ping().await.unwrap();
 }

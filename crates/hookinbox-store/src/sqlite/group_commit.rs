@@ -100,7 +100,7 @@ where
         let answer = match (outcome, self.result) {
             (Err(commit_error), _) => Err(commit_error),
             (Ok(()), Some(result)) => result,
-            (Ok(()), None) => Err(StoreError::Unavailable("operation was not applied".into())),
+            (Ok(()), None) => Err(StoreError::unavailable("operation was not applied")),
         };
         // A caller that went away (client disconnected) is fine: what was
         // committed stays committed and a retry finds it.
@@ -128,7 +128,7 @@ impl From<rusqlite::Error> for OpError {
 impl From<&OpError> for StoreError {
     fn from(error: &OpError) -> Self {
         match error {
-            OpError::Sql(error) => StoreError::Unavailable(error.to_string()),
+            OpError::Sql(error) => StoreError::unavailable(error.to_string()),
             OpError::Handler(error) => StoreError::Handler(error.to_string()),
         }
     }
@@ -181,7 +181,7 @@ pub(crate) fn run(
             Err(error) => {
                 tracing::error!(message = "Group commit failed; batch rolled back.", %error, ops = batch.len());
                 for op in batch {
-                    op.finish(Err(StoreError::Unavailable(error.to_string())));
+                    op.finish(Err(StoreError::unavailable(error.to_string())));
                 }
             }
         }
@@ -205,8 +205,8 @@ fn refuse_ops_with_bodies(batch: Vec<Box<dyn WriteOp>>) -> Vec<Box<dyn WriteOp>>
     metrics::counter!("hookinbox_payload_log_refused_ops_total")
         .increment(with_bodies.len() as u64);
     for op in with_bodies {
-        op.finish(Err(StoreError::Unavailable(
-            "payload log: resting after a failed write".into(),
+        op.finish(Err(StoreError::unavailable(
+            "payload log: resting after a failed write",
         )));
     }
     rest

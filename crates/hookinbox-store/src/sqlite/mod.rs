@@ -24,9 +24,10 @@ use rusqlite::Connection;
 pub use reader::SqliteReader;
 pub use schema::CURRENT_VERSION as SCHEMA_VERSION;
 
+pub use crate::handler::HandlerDelivery;
 use crate::{
     AcceptOutcome, HandledEvent, LeaseParams, LeasedDelivery, NewEvent, ReplaySelector,
-    SettleRequest, Settlement, SqliteHandler, Stats, Store, StoreError, StoredEvent,
+    SettleRequest, Settlement, SqliteHandler, Stats, Store, StoreError, StoreReads, StoredEvent,
 };
 use group_commit::{BatchLimits, OpError, TxOp, WriteOp};
 use payload_log::PayloadLog;
@@ -97,7 +98,7 @@ impl SqliteStore {
     /// writer and checkpointer threads.
     pub fn open(options: SqliteOptions) -> Result<SqliteStore, StoreError> {
         let open_error = |e: &dyn std::fmt::Display| {
-            StoreError::Open(format!("{}: {e}", options.path.display()))
+            StoreError::open(format!("{}: {e}", options.path.display()))
         };
         if let Some(parent) = options.path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| open_error(&e))?;
@@ -184,7 +185,7 @@ impl SqliteStore {
         let reader = Arc::clone(&self.reader);
         tokio::task::spawn_blocking(move || work(&reader))
             .await
-            .map_err(|e| StoreError::Unavailable(e.to_string()))?
+            .map_err(StoreError::unavailable)?
     }
 }
 
@@ -226,16 +227,6 @@ impl SqliteStore {
         })
         .await
     }
-}
-
-/// What [`SqliteStore::deliver_to_handler`] did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HandlerDelivery {
-    /// The handler's change and DELIVERED committed together.
-    Applied,
-    /// The lease was no longer this worker's (it expired and was reclaimed):
-    /// the handler did not run, and whoever holds the delivery now will.
-    LeaseLost,
 }
 
 impl SqliteStore {
@@ -351,6 +342,10 @@ impl Store for SqliteStore {
 
     async fn stats(&self) -> Result<Stats, StoreError> {
         self.read(|reader| reader.stats()).await
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        StoreReads::ping(self.reader.as_ref()).await
     }
 }
 

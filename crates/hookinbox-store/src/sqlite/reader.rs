@@ -3,22 +3,28 @@
 //! the writer proceed together).
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags};
-
+use async_trait::async_trait;
 use bytes::Bytes;
-use rusqlite::{params, OptionalExtension};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 use super::payload_log::{self, PayloadFiles, PayloadRef};
 use crate::{
-    AttemptView, DeliveryView, DiskUsage, EventDetail, EventFilter, EventSummary, Stats,
-    StoreError, StoredEvent, UnsignedMetadata,
+    AttemptView, DeliveryView, DiskUsage, EventDetail, EventFilter, EventPage, EventSummary, Stats,
+    StoreError, StoreReads, StoredEvent, UnsignedMetadata,
 };
 
-/// A reader over an existing database file.
+/// A reader over an existing database file. Cloning it shares its
+/// connection (the async [`StoreReads`] runs each read on the blocking pool
+/// with a clone).
+#[derive(Clone)]
 pub struct SqliteReader {
+    inner: Arc<ReaderInner>,
+}
+
+struct ReaderInner {
     path: PathBuf,
     conn: Mutex<Connection>,
     payloads: PayloadFiles,
@@ -29,7 +35,7 @@ impl SqliteReader {
     /// not a new empty database.
     pub fn open(path: &Path) -> Result<SqliteReader, StoreError> {
         if !path.exists() {
-            return Err(StoreError::Open(format!(
+            return Err(StoreError::open(format!(
                 "no database at {}",
                 path.display()
             )));
@@ -38,18 +44,20 @@ impl SqliteReader {
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
-        .map_err(|e| StoreError::Open(format!("{}: {e}", path.display())))?;
+        .map_err(|e| StoreError::open(format!("{}: {e}", path.display())))?;
         conn.busy_timeout(Duration::from_secs(5))
-            .map_err(|e| StoreError::Open(e.to_string()))?;
+            .map_err(StoreError::open)?;
         Ok(SqliteReader {
-            path: path.to_owned(),
-            conn: Mutex::new(conn),
-            payloads: PayloadFiles::new(payload_log::directory_for(path)),
+            inner: Arc::new(ReaderInner {
+                path: path.to_owned(),
+                conn: Mutex::new(conn),
+                payloads: PayloadFiles::new(payload_log::directory_for(path)),
+            }),
         })
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.inner.path
     }
 
     fn with_conn<T>(
@@ -57,10 +65,11 @@ impl SqliteReader {
         f: impl FnOnce(&Connection) -> Result<T, rusqlite::Error>,
     ) -> Result<T, StoreError> {
         let conn = self
+            .inner
             .conn
             .lock()
-            .map_err(|_| StoreError::Unavailable("reader connection poisoned".into()))?;
-        f(&conn).map_err(StoreError::from)
+            .map_err(|_| StoreError::unavailable("reader connection poisoned"))?;
+        f(&conn).map_err(StoreError::unavailable)
     }
 
     /// Inbox rows by endpoint and status, and the bytes on disk.
@@ -71,9 +80,10 @@ impl SqliteReader {
     }
 
     fn disk_usage(&self) -> Result<DiskUsage, StoreError> {
-        let unavailable = |error: std::io::Error| StoreError::Unavailable(error.to_string());
-        let mut database_bytes = std::fs::metadata(&self.path).map_err(unavailable)?.len();
-        let mut wal = self.path.as_os_str().to_owned();
+        let unavailable = StoreError::unavailable;
+        let path = self.path();
+        let mut database_bytes = std::fs::metadata(path).map_err(unavailable)?.len();
+        let mut wal = path.as_os_str().to_owned();
         wal.push("-wal");
         match std::fs::metadata(PathBuf::from(wal)) {
             Ok(metadata) => database_bytes += metadata.len(),
@@ -81,7 +91,7 @@ impl SqliteReader {
             Err(error) => return Err(unavailable(error)),
         }
         let (payload_log_bytes, payload_segments) =
-            payload_log::usage(&payload_log::directory_for(&self.path)).map_err(unavailable)?;
+            payload_log::usage(&payload_log::directory_for(path)).map_err(unavailable)?;
         Ok(DiskUsage {
             database_bytes,
             payload_log_bytes,
@@ -152,8 +162,8 @@ impl SqliteReader {
     /// schema 4, from `inbox_payload`), checked against its fingerprint.
     fn payload(&self, inbox_id: &str, stored: StoredPayload) -> Result<Option<Bytes>, StoreError> {
         let bytes = match (stored.location, stored.legacy) {
-            (Some(location), _) => self.payloads.read(location).map_err(|error| {
-                StoreError::Unavailable(format!("payload of {inbox_id}: {error}"))
+            (Some(location), _) => self.inner.payloads.read(location).map_err(|error| {
+                StoreError::unavailable(format!("payload of {inbox_id}: {error}"))
             })?,
             (None, Some(legacy)) => Bytes::from(legacy),
             (None, None) => return Ok(None),
@@ -166,22 +176,40 @@ impl SqliteReader {
         Ok(Some(bytes))
     }
 
-    /// Events, newest first.
+    /// Events, newest first: the first page of `filter` (see
+    /// [`StoreReads::list_events`] for the page with its cursor).
     pub fn list_events(&self, filter: &EventFilter) -> Result<Vec<EventSummary>, StoreError> {
-        self.with_conn(|conn| {
-            let limit = if filter.limit == 0 { 100 } else { filter.limit } as i64;
+        Ok(self.event_page(filter)?.events)
+    }
+
+    fn event_page(&self, filter: &EventFilter) -> Result<EventPage, StoreError> {
+        let page_size = filter.page_size();
+        let rows = self.with_conn(|conn| {
             let mut statement = conn.prepare_cached(
                 "SELECT id, endpoint_id, provider, provider_event_id, event_type, status, received_at_ms
                  FROM inbox
                  WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR endpoint_id = ?2)
-                 ORDER BY id DESC LIMIT ?3",
+                   AND (?3 IS NULL OR event_type = ?3) AND (?4 IS NULL OR provider_event_id = ?4)
+                   AND (?5 IS NULL OR received_at_ms >= ?5) AND (?6 IS NULL OR received_at_ms < ?6)
+                   AND (?7 IS NULL OR id < ?7)
+                 ORDER BY id DESC LIMIT ?8",
             )?;
             let rows = statement.query_map(
-                params![filter.status.map(|s| s.as_str()), filter.endpoint_id, limit],
+                params![
+                    filter.status.map(|s| s.as_str()),
+                    filter.endpoint_id,
+                    filter.event_type,
+                    filter.provider_event_id,
+                    filter.received_from_ms,
+                    filter.received_before_ms,
+                    filter.cursor,
+                    page_size.saturating_add(1) as i64,
+                ],
                 summary_from_row,
             )?;
             rows.collect()
-        })
+        })?;
+        Ok(EventPage::from_rows(rows, page_size))
     }
 
     /// One event with its deliveries and their attempts; the payload only
@@ -334,4 +362,45 @@ fn summary_from_row(row: &rusqlite::Row<'_>) -> Result<EventSummary, rusqlite::E
         status: row.get(5)?,
         received_at_ms: row.get(6)?,
     })
+}
+
+impl SqliteReader {
+    /// Runs a read on the blocking pool: rusqlite calls block.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        read: impl FnOnce(&SqliteReader) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let reader = self.clone();
+        tokio::task::spawn_blocking(move || read(&reader))
+            .await
+            .map_err(StoreError::unavailable)?
+    }
+}
+
+#[async_trait]
+impl StoreReads for SqliteReader {
+    async fn list_events(&self, filter: &EventFilter) -> Result<EventPage, StoreError> {
+        let filter = filter.clone();
+        self.blocking(move |reader| reader.event_page(&filter))
+            .await
+    }
+
+    async fn show_event(
+        &self,
+        inbox_id: &str,
+        with_payload: bool,
+    ) -> Result<Option<(EventDetail, Option<Bytes>)>, StoreError> {
+        let inbox_id = inbox_id.to_owned();
+        self.blocking(move |reader| reader.show_event(&inbox_id, with_payload))
+            .await
+    }
+
+    async fn stats(&self) -> Result<Stats, StoreError> {
+        self.blocking(|reader| reader.stats()).await
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        self.blocking(|reader| reader.with_conn(|conn| conn.query_row("SELECT 1", [], |_| Ok(()))))
+            .await
+    }
 }

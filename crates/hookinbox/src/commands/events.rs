@@ -30,6 +30,7 @@ pub async fn run(command: EventsCommand, out: &mut impl Write) -> anyhow::Result
                 status: status.as_deref().map(parse_status).transpose()?,
                 endpoint_id: endpoint,
                 limit,
+                ..EventFilter::default()
             };
             let events = reader.list_events(&filter)?;
             if json {

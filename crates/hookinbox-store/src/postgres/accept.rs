@@ -1,0 +1,402 @@
+//! Accepting one batch of events inside one transaction: the inbox rows,
+//! their bodies and their delivery rows in one statement
+//! (`INSERT … SELECT FROM unnest(…) ORDER BY endpoint_id, provider_event_id
+//! ON CONFLICT DO NOTHING RETURNING`), then one more to resolve the events
+//! that were not inserted (duplicates and conflicts).
+//!
+//! Why the rows are sorted: two batches in two processes that hold some of
+//! the same keys take their unique-index entries in the same order, so one
+//! waits for the other instead of deadlocking.
+//!
+//! The outcome of each event is what accepting the batch's events one
+//! after the other would give (the SQLite semantics, see
+//! `sqlite/accept.rs`): a row with the same (endpoint, event id) makes it a
+//! duplicate (same fingerprint) or a conflict; else, for an event whose id
+//! is unsigned, a row of the endpoint with the same body fingerprint inside
+//! the window makes it a duplicate; else it is inserted. Copies of one
+//! event inside a batch (same endpoint, id and body) are sent once and all
+//! answered with its row. Events whose identities collide otherwise (one id
+//! with two bodies, one unsigned body under two ids) go in successive
+//! rounds, so each round holds each identity once.
+//!
+//! The fingerprint check cannot race across processes: before any insert,
+//! the transaction takes an advisory lock per (endpoint, fingerprint) of
+//! every event that checks by fingerprint or is stored with unsigned
+//! metadata (in sorted order, so these locks never deadlock either). The
+//! check-and-insert of one body in one endpoint is then serialised, and a
+//! statement that starts after the lock was granted sees the rows the
+//! previous holder committed.
+
+use std::collections::{HashMap, HashSet};
+
+use deadpool_postgres::Transaction;
+
+use super::advisory_lock::{lock_key, LockPurpose};
+use super::db_error::PgError;
+use crate::{AcceptOutcome, NewEvent};
+
+/// An event ready for a batch: its would-be id and its audit headers as
+/// JSON are computed before the transaction.
+pub(crate) struct PreparedEvent {
+    pub(crate) id: String,
+    pub(crate) audit_headers: String,
+    pub(crate) event: NewEvent,
+}
+
+impl PreparedEvent {
+    pub(crate) fn new(event: NewEvent) -> PreparedEvent {
+        PreparedEvent {
+            id: uuid::Uuid::now_v7().to_string(),
+            audit_headers: serde_json::to_string(&event.audit_headers)
+                .unwrap_or_else(|_| "[]".to_owned()),
+            event,
+        }
+    }
+
+    /// It is checked against, or can be found by, its body fingerprint.
+    fn has_body_identity(&self) -> bool {
+        self.event.fingerprint_window_ms.is_some() || !self.event.unsigned_metadata.is_empty()
+    }
+
+    /// The earliest `received_at_ms` of a row this event duplicates by body.
+    fn same_body_since(&self) -> Option<i64> {
+        self.event
+            .fingerprint_window_ms
+            .map(|window| self.event.received_at_ms.saturating_sub(window))
+    }
+}
+
+/// Inserts the new rows of one round and returns their inbox ids and the
+/// deliveries' count. Payloads and deliveries join the rows actually
+/// inserted, so a duplicate's body is never written.
+const INSERT_ROUND: &str = "
+    WITH candidate AS (
+        SELECT * FROM unnest(
+            $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int8[],
+            $8::int8[], $9::int8[], $10::text[], $11::bytea[], $12::text[], $13::text[],
+            $14::text[], $15::int8[], $16::bytea[])
+        AS c(id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
+             provider_created_at, received_at_ms, content_type, payload_sha256, audit_headers,
+             matched_secret_version, unsigned_metadata, same_body_since, payload)
+    ), inserted AS (
+        INSERT INTO inbox (
+            id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
+            provider_created_at, received_at_ms, content_type, payload_sha256, audit_headers,
+            matched_secret_version, unsigned_metadata)
+        SELECT c.id, c.endpoint_id, c.provider, c.provider_event_id, c.event_type, c.object_id,
+               c.object_version, c.provider_created_at, c.received_at_ms, c.content_type,
+               c.payload_sha256, c.audit_headers, c.matched_secret_version, c.unsigned_metadata
+        FROM candidate c
+        WHERE c.same_body_since IS NULL OR NOT EXISTS (
+            SELECT 1 FROM inbox i
+            WHERE i.endpoint_id = c.endpoint_id AND i.payload_sha256 = c.payload_sha256
+              AND i.received_at_ms >= c.same_body_since AND i.unsigned_metadata IS NOT NULL)
+        ORDER BY c.endpoint_id, c.provider_event_id
+        ON CONFLICT (endpoint_id, provider_event_id) DO NOTHING
+        RETURNING id
+    ), payload AS (
+        INSERT INTO inbox_payload (inbox_id, payload)
+        SELECT c.id, c.payload FROM candidate c JOIN inserted USING (id)
+    ), deliveries AS (
+        INSERT INTO delivery (
+            inbox_id, endpoint_id, target, generation, status, attempts, next_attempt_at_ms,
+            ordering_key, object_version, created_at_ms)
+        SELECT d.inbox_id, d.endpoint_id, d.target, 0, 'PENDING', 0, d.due_ms, d.ordering_key,
+               d.object_version, d.due_ms
+        FROM unnest($17::text[], $18::text[], $19::text[], $20::int8[], $21::text[], $22::int8[])
+             AS d(inbox_id, endpoint_id, target, due_ms, ordering_key, object_version)
+        JOIN inserted ON inserted.id = d.inbox_id
+    )
+    SELECT id FROM inserted";
+
+/// What the rows holding each unresolved event's identities make of it:
+/// the row with its (endpoint, id) and whether its body is the same, and
+/// the first same-body row inside the window (events that check by body).
+const RESOLVE: &str = "
+    SELECT c.ord, by_id.id, by_id.payload_sha256 = c.payload_sha256, by_body.id
+    FROM unnest($1::text[], $2::text[], $3::bytea[], $4::int8[]) WITH ORDINALITY
+         AS c(endpoint_id, provider_event_id, payload_sha256, same_body_since, ord)
+    LEFT JOIN inbox by_id
+           ON by_id.endpoint_id = c.endpoint_id AND by_id.provider_event_id = c.provider_event_id
+    LEFT JOIN LATERAL (
+        SELECT i.id FROM inbox i
+        WHERE c.same_body_since IS NOT NULL
+          AND i.endpoint_id = c.endpoint_id AND i.payload_sha256 = c.payload_sha256
+          AND i.received_at_ms >= c.same_body_since AND i.unsigned_metadata IS NOT NULL
+        ORDER BY i.received_at_ms LIMIT 1) by_body ON true";
+
+/// Accepts `events` inside `tx`; one outcome per event, in order. Nothing
+/// is durable until the caller commits.
+pub(crate) async fn accept_batch(
+    tx: &Transaction<'_>,
+    schema: &str,
+    events: &[&PreparedEvent],
+) -> Result<Vec<AcceptOutcome>, PgError> {
+    // Copies of one event (same endpoint, id and body) share one answer.
+    let mut first_copy: HashMap<(&str, &str, &[u8]), usize> = HashMap::new();
+    let mut copy_of = Vec::with_capacity(events.len());
+    let mut distinct = Vec::new();
+    for (index, prepared) in events.iter().enumerate() {
+        let event = &prepared.event;
+        let key = (
+            event.endpoint_id.as_str(),
+            event.provider_event_id.as_str(),
+            event.fingerprint.as_bytes(),
+        );
+        let first = *first_copy.entry(key).or_insert_with(|| {
+            distinct.push(index);
+            index
+        });
+        copy_of.push(first);
+    }
+
+    lock_body_identities(tx, schema, events, &distinct).await?;
+
+    let mut outcomes: Vec<Option<AcceptOutcome>> = vec![None; events.len()];
+    let mut pending = distinct;
+    while !pending.is_empty() {
+        let (round, deferred) = split_round(events, pending);
+        let round_events: Vec<&PreparedEvent> = round.iter().map(|&i| events[i]).collect();
+        for (index, outcome) in round.iter().zip(accept_round(tx, &round_events).await?) {
+            outcomes[*index] = Some(outcome);
+        }
+        pending = deferred;
+    }
+
+    copy_of
+        .iter()
+        .enumerate()
+        .map(|(index, &first)| {
+            let outcome = outcomes[first].clone().ok_or_else(|| {
+                PgError::Invariant("an event of the batch was not resolved".into())
+            })?;
+            Ok(match outcome {
+                AcceptOutcome::Inserted { id } if index != first => AcceptOutcome::Duplicate { id },
+                other => other,
+            })
+        })
+        .collect()
+}
+
+/// Takes the advisory lock of every (endpoint, fingerprint) the batch
+/// checks or stores, in sorted order (see the module doc).
+async fn lock_body_identities(
+    tx: &Transaction<'_>,
+    schema: &str,
+    events: &[&PreparedEvent],
+    distinct: &[usize],
+) -> Result<(), PgError> {
+    let mut keys: Vec<i64> = distinct
+        .iter()
+        .map(|&i| events[i])
+        .filter(|prepared| prepared.has_body_identity())
+        .map(|prepared| {
+            lock_key(
+                schema,
+                LockPurpose::Fingerprint,
+                &[
+                    prepared.event.endpoint_id.as_bytes(),
+                    prepared.event.fingerprint.as_bytes(),
+                ],
+            )
+        })
+        .collect();
+    if keys.is_empty() {
+        return Ok(());
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    let statement = tx
+        .prepare_cached("SELECT pg_advisory_xact_lock(k) FROM unnest($1::int8[]) AS k")
+        .await?;
+    tx.execute(&statement, &[&keys]).await?;
+    Ok(())
+}
+
+/// The events of `pending` that can go in one round (each identity once),
+/// and the rest, in their order.
+fn split_round(events: &[&PreparedEvent], pending: Vec<usize>) -> (Vec<usize>, Vec<usize>) {
+    let mut ids = HashSet::new();
+    let mut bodies = HashSet::new();
+    let mut round = Vec::new();
+    let mut deferred = Vec::new();
+    for index in pending {
+        let event = &events[index].event;
+        let id = (event.endpoint_id.as_str(), event.provider_event_id.as_str());
+        let body = (event.endpoint_id.as_str(), event.fingerprint.as_bytes());
+        let body_taken = events[index].has_body_identity() && bodies.contains(&body);
+        if ids.contains(&id) || body_taken {
+            deferred.push(index);
+            continue;
+        }
+        ids.insert(id);
+        if events[index].has_body_identity() {
+            bodies.insert(body);
+        }
+        round.push(index);
+    }
+    (round, deferred)
+}
+
+/// One round: insert what is new, resolve the rest.
+async fn accept_round(
+    tx: &Transaction<'_>,
+    events: &[&PreparedEvent],
+) -> Result<Vec<AcceptOutcome>, PgError> {
+    let column = |f: fn(&PreparedEvent) -> Option<String>| -> Vec<Option<String>> {
+        events.iter().map(|p| f(p)).collect()
+    };
+    let ids: Vec<&str> = events.iter().map(|p| p.id.as_str()).collect();
+    let endpoints: Vec<&str> = events
+        .iter()
+        .map(|p| p.event.endpoint_id.as_str())
+        .collect();
+    let providers: Vec<&str> = events.iter().map(|p| p.event.provider.as_str()).collect();
+    let event_ids: Vec<&str> = events
+        .iter()
+        .map(|p| p.event.provider_event_id.as_str())
+        .collect();
+    let event_types = column(|p| p.event.event_type.clone());
+    let object_ids = column(|p| p.event.object_id.clone());
+    let object_versions: Vec<Option<i64>> = events.iter().map(|p| p.event.object_version).collect();
+    let created_at: Vec<Option<i64>> = events.iter().map(|p| p.event.provider_created_at).collect();
+    let received_at: Vec<i64> = events.iter().map(|p| p.event.received_at_ms).collect();
+    let content_types = column(|p| p.event.content_type.clone());
+    let fingerprints: Vec<&[u8]> = events
+        .iter()
+        .map(|p| p.event.fingerprint.as_bytes())
+        .collect();
+    let audit_headers: Vec<&str> = events.iter().map(|p| p.audit_headers.as_str()).collect();
+    let secret_versions: Vec<&str> = events
+        .iter()
+        .map(|p| p.event.matched_secret_version.as_str())
+        .collect();
+    let unsigned = column(|p| p.event.unsigned_metadata.to_column());
+    let same_body_since: Vec<Option<i64>> = events.iter().map(|p| p.same_body_since()).collect();
+    let payloads: Vec<&[u8]> = events.iter().map(|p| p.event.payload.as_ref()).collect();
+
+    let deliveries = DeliveryColumns::of(events);
+
+    let statement = tx.prepare_cached(INSERT_ROUND).await?;
+    let inserted: HashSet<String> = tx
+        .query(
+            &statement,
+            &[
+                &ids,
+                &endpoints,
+                &providers,
+                &event_ids,
+                &event_types,
+                &object_ids,
+                &object_versions,
+                &created_at,
+                &received_at,
+                &content_types,
+                &fingerprints,
+                &audit_headers,
+                &secret_versions,
+                &unsigned,
+                &same_body_since,
+                &payloads,
+                &deliveries.inbox_ids,
+                &deliveries.endpoints,
+                &deliveries.targets,
+                &deliveries.due_ms,
+                &deliveries.ordering_keys,
+                &deliveries.object_versions,
+            ],
+        )
+        .await?
+        .iter()
+        .map(|row| row.try_get(0))
+        .collect::<Result<_, _>>()?;
+
+    let mut outcomes: Vec<Option<AcceptOutcome>> = events
+        .iter()
+        .map(|p| {
+            inserted
+                .contains(&p.id)
+                .then(|| AcceptOutcome::Inserted { id: p.id.clone() })
+        })
+        .collect();
+    let unresolved: Vec<usize> = (0..events.len())
+        .filter(|&i| outcomes[i].is_none())
+        .collect();
+    if !unresolved.is_empty() {
+        let statement = tx.prepare_cached(RESOLVE).await?;
+        let endpoints: Vec<&str> = unresolved.iter().map(|&i| endpoints[i]).collect();
+        let event_ids: Vec<&str> = unresolved.iter().map(|&i| event_ids[i]).collect();
+        let fingerprints: Vec<&[u8]> = unresolved.iter().map(|&i| fingerprints[i]).collect();
+        let since: Vec<Option<i64>> = unresolved.iter().map(|&i| same_body_since[i]).collect();
+        for row in tx
+            .query(&statement, &[&endpoints, &event_ids, &fingerprints, &since])
+            .await?
+        {
+            let ordinal: i64 = row.try_get(0)?;
+            let by_id: Option<String> = row.try_get(1)?;
+            let same_body: Option<bool> = row.try_get(2)?;
+            let by_body: Option<String> = row.try_get(3)?;
+            let Some(&index) = usize::try_from(ordinal - 1)
+                .ok()
+                .and_then(|o| unresolved.get(o))
+            else {
+                continue;
+            };
+            outcomes[index] = match (by_id, same_body, by_body) {
+                (Some(id), Some(true), _) => Some(AcceptOutcome::Duplicate { id }),
+                (Some(id), _, _) => Some(AcceptOutcome::Conflict { id }),
+                (None, _, Some(id)) => Some(AcceptOutcome::Duplicate { id }),
+                (None, _, None) => None,
+            };
+        }
+    }
+    outcomes
+        .into_iter()
+        .map(|outcome| {
+            // Not inserted, yet no row holds it: only a row deleted in
+            // between (retention) could do that. Unknown, so retryable.
+            outcome
+                .ok_or_else(|| PgError::Invariant("an event was neither inserted nor found".into()))
+        })
+        .collect()
+}
+
+/// The delivery rows of a round, one per (event, target), as columns.
+struct DeliveryColumns<'a> {
+    inbox_ids: Vec<&'a str>,
+    endpoints: Vec<&'a str>,
+    targets: Vec<&'a str>,
+    due_ms: Vec<i64>,
+    ordering_keys: Vec<Option<&'a str>>,
+    object_versions: Vec<Option<i64>>,
+}
+
+impl<'a> DeliveryColumns<'a> {
+    fn of(events: &[&'a PreparedEvent]) -> DeliveryColumns<'a> {
+        let mut columns = DeliveryColumns {
+            inbox_ids: Vec::new(),
+            endpoints: Vec::new(),
+            targets: Vec::new(),
+            due_ms: Vec::new(),
+            ordering_keys: Vec::new(),
+            object_versions: Vec::new(),
+        };
+        for prepared in events {
+            let event = &prepared.event;
+            // Ordering needs both an object id and a version to order by.
+            let (ordering_key, object_version) = match (&event.object_id, event.object_version) {
+                (Some(object_id), Some(version)) => (Some(object_id.as_str()), Some(version)),
+                _ => (None, None),
+            };
+            for target in &event.targets {
+                columns.inbox_ids.push(&prepared.id);
+                columns.endpoints.push(&event.endpoint_id);
+                columns.targets.push(target);
+                columns.due_ms.push(event.received_at_ms);
+                columns.ordering_keys.push(ordering_key);
+                columns.object_versions.push(object_version);
+            }
+        }
+        columns
+    }
+}

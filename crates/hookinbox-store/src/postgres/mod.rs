@@ -1,0 +1,311 @@
+//! The PostgreSQL store, for many hookinbox processes on many machines
+//! sharing one database: stateless ingress processes batching their
+//! accepts, worker processes leasing with `FOR UPDATE SKIP LOCKED`, all
+//! coordination in the database (unique keys, row locks, advisory locks),
+//! LISTEN/NOTIFY as a wake-up hint.
+//!
+//! One concept per file: `url` (the connection URL, masked), `tls`
+//! (`sslmode`), `pool` (options and connections), `schema` (migrations),
+//! `accept` and `accept_batcher` (ingress), `outbox` (leases, settlements,
+//! replay), `reader` (reads), `listen` (wake-ups), `advisory_lock` (lock
+//! keys), `db_error` (errors).
+
+mod accept;
+mod accept_batcher;
+mod advisory_lock;
+mod db_error;
+mod handler;
+mod listen;
+mod outbox;
+mod pool;
+mod reader;
+mod schema;
+mod tls;
+mod url;
+
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use deadpool_postgres::Pool;
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+pub use pool::PostgresOptions;
+pub use reader::PostgresReader;
+pub use schema::CURRENT_VERSION as SCHEMA_VERSION;
+pub use tls::TlsSetupError;
+pub use url::{PostgresUrl, PostgresUrlError, SslMode};
+
+use crate::{
+    AcceptOutcome, DeliveryWakeups, HandlerDelivery, LeaseParams, LeasedDelivery, NewEvent,
+    PostgresHandler, ReplaySelector, SettleRequest, Settlement, Stats, Store, StoreError,
+    StoreReads, StoredEvent,
+};
+use accept::PreparedEvent;
+use accept_batcher::{AcceptRequest, Batcher};
+use db_error::PgError;
+use handler::HandlerTxError;
+use listen::{Listener, NOTIFY};
+
+/// The PostgreSQL implementation of [`Store`].
+pub struct PostgresStore {
+    pool: Pool,
+    reader: PostgresReader,
+    accept_queue: mpsc::Sender<AcceptRequest>,
+    /// The schema name used in advisory lock keys ("" for the default).
+    schema: String,
+    notify_channel: String,
+    options: PostgresOptions,
+    wakeups: broadcast::Sender<()>,
+    listener: Mutex<Option<Listener>>,
+}
+
+/// Brings the database to this build's schema (`hookinbox migrate`);
+/// [`PostgresStore::open`] does it too. Safe to run from many processes at
+/// once.
+pub async fn migrate(options: &PostgresOptions) -> Result<(), StoreError> {
+    let pool = options.pool()?;
+    migrate_with(&pool, options).await
+}
+
+async fn migrate_with(pool: &Pool, options: &PostgresOptions) -> Result<(), StoreError> {
+    let schema = options.checked_schema()?;
+    let migrated = async {
+        let mut client = pool.get().await?;
+        schema::migrate(&mut client, schema).await
+    };
+    migrated.await.map_err(|error| {
+        StoreError::open(format!(
+            "{} (schema {}): {error}",
+            options.url,
+            schema.unwrap_or("default")
+        ))
+    })
+}
+
+impl PostgresStore {
+    /// Connects, migrates, and starts the ingress batcher. Must be called
+    /// inside a Tokio runtime.
+    pub async fn open(options: PostgresOptions) -> Result<PostgresStore, StoreError> {
+        let pool = options.pool()?;
+        migrate_with(&pool, &options).await?;
+        let schema = options.checked_schema()?.unwrap_or_default().to_owned();
+        let notify_channel = listen::channel_name(options.checked_schema()?);
+        let (accept_queue, requests) = mpsc::channel(options.queue_capacity.max(1));
+        let batcher = Batcher {
+            pool: pool.clone(),
+            schema: schema.clone(),
+            notify_channel: notify_channel.clone(),
+            max_events: options.max_batch_events.max(1),
+            max_bytes: options.max_batch_bytes,
+            concurrency: options.accept_concurrency,
+        };
+        // Ends by itself when the store (the queue's only sender) is dropped.
+        tokio::spawn(batcher.run(requests));
+        let (wakeups, _) = broadcast::channel(16);
+        Ok(PostgresStore {
+            reader: PostgresReader::with_pool(pool.clone()),
+            pool,
+            accept_queue,
+            schema,
+            notify_channel,
+            options,
+            wakeups,
+            listener: Mutex::new(None),
+        })
+    }
+
+    /// Reads over this store's pool (what the CLI and admin API list).
+    pub fn reader(&self) -> &PostgresReader {
+        &self.reader
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Object, PgError> {
+        Ok(self.pool.get().await?)
+    }
+
+    /// Starts the LISTEN connection the first time a worker subscribes.
+    fn ensure_listening(&self) {
+        let Ok(mut listener) = self.listener.lock() else {
+            return;
+        };
+        if listener.is_some() || tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        let (Ok(config), Ok(tls)) = (
+            self.options.driver_config(),
+            tls::connector(&self.options.url),
+        ) else {
+            return;
+        };
+        *listener = Some(Listener::start(
+            config,
+            tls,
+            self.notify_channel.clone(),
+            self.wakeups.clone(),
+        ));
+    }
+}
+
+impl PostgresStore {
+    /// Accepts an event and, if it is new, applies `handler` to it in the
+    /// same transaction, marking it PROCESSED: both commit or neither does.
+    /// Duplicates and conflicts do not run the handler. A handler error is
+    /// `StoreError::Handler` and nothing of the event is stored.
+    pub async fn accept_and_handle(
+        &self,
+        event: NewEvent,
+        handler: &dyn PostgresHandler,
+    ) -> Result<AcceptOutcome, StoreError> {
+        let prepared = PreparedEvent::new(event);
+        let mut client = self.client().await?;
+        let accepted = async {
+            let tx = client.transaction().await?;
+            let outcome = handler::accept_and_handle(&tx, &self.schema, &prepared, handler).await?;
+            if matches!(outcome, AcceptOutcome::Inserted { .. })
+                && !prepared.event.targets.is_empty()
+            {
+                let notify = tx.prepare_cached(NOTIFY).await?;
+                tx.execute(&notify, &[&self.notify_channel]).await?;
+            }
+            tx.commit().await?;
+            Ok::<_, HandlerTxError>(outcome)
+        };
+        accepted.await.map_err(HandlerTxError::into_store_error)
+    }
+
+    /// Delivers a leased delivery to a library handler: in one transaction
+    /// the delivery is settled DELIVERED (guarded on the lease, as every
+    /// settlement is), the handler applies its change, and the event
+    /// becomes PROCESSED once all its deliveries are done. All of it
+    /// commits or none does. A handler error rolls everything back and is
+    /// returned (`StoreError::Handler`); the caller settles it as a failed
+    /// attempt.
+    pub async fn deliver_to_handler(
+        &self,
+        lease: LeasedDelivery,
+        event: StoredEvent,
+        handler: &dyn PostgresHandler,
+        now_ms: i64,
+    ) -> Result<HandlerDelivery, StoreError> {
+        let mut client = self.client().await?;
+        let delivered = async {
+            let tx = client.transaction().await?;
+            let delivered = handler::deliver(&tx, lease, &event, handler, now_ms).await?;
+            if delivered == HandlerDelivery::Applied {
+                tx.commit().await?;
+            }
+            Ok::<_, HandlerTxError>(delivered)
+        };
+        delivered.await.map_err(HandlerTxError::into_store_error)
+    }
+}
+
+#[async_trait]
+impl Store for PostgresStore {
+    async fn accept(&self, event: NewEvent) -> Result<AcceptOutcome, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        let request = AcceptRequest {
+            event: PreparedEvent::new(event),
+            reply,
+        };
+        match self.accept_queue.try_send(request) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(_)) => return Err(StoreError::Overloaded),
+            Err(mpsc::error::TrySendError::Closed(_)) => return Err(StoreError::Stopped),
+        }
+        answer.await.map_err(|_| StoreError::Stopped)?
+    }
+
+    async fn lease(&self, params: LeaseParams) -> Result<Vec<LeasedDelivery>, StoreError> {
+        let mut client = self.client().await?;
+        let leased = async {
+            let tx = client.transaction().await?;
+            let leased = outbox::lease(&tx, &self.schema, &params).await?;
+            tx.commit().await?;
+            Ok::<_, PgError>(leased)
+        };
+        Ok(leased.await?)
+    }
+
+    async fn heartbeat(&self, lease: &LeasedDelivery, until_ms: i64) -> Result<bool, StoreError> {
+        let client = self.client().await?;
+        Ok(outbox::heartbeat(&client, lease, until_ms).await?)
+    }
+
+    async fn settle(
+        &self,
+        lease: &LeasedDelivery,
+        settlement: Settlement,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let request = SettleRequest {
+            lease: lease.clone(),
+            settlement,
+            now_ms,
+        };
+        let settled = self.settle_many(vec![request]).await?;
+        Ok(settled.first().copied().unwrap_or(false))
+    }
+
+    /// One transaction of three statements, however many requests.
+    async fn settle_many(&self, requests: Vec<SettleRequest>) -> Result<Vec<bool>, StoreError> {
+        if requests.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut client = self.client().await?;
+        let settled = async {
+            let tx = client.transaction().await?;
+            let settled = outbox::settle_many(&tx, &requests).await?;
+            tx.commit().await?;
+            Ok::<_, PgError>(settled)
+        };
+        Ok(settled.await?)
+    }
+
+    async fn reclaim_expired(&self, now_ms: i64) -> Result<u64, StoreError> {
+        let client = self.client().await?;
+        Ok(outbox::reclaim_expired(&client, &self.notify_channel, now_ms).await?)
+    }
+
+    async fn replay(
+        &self,
+        selector: ReplaySelector,
+        now_ms: i64,
+    ) -> Result<Vec<String>, StoreError> {
+        let mut client = self.client().await?;
+        let replayed = async {
+            let tx = client.transaction().await?;
+            let replayed = outbox::replay(&tx, &self.notify_channel, &selector, now_ms).await?;
+            tx.commit().await?;
+            Ok::<_, PgError>(replayed)
+        };
+        Ok(replayed.await?)
+    }
+
+    async fn load_event(&self, inbox_id: &str) -> Result<Option<StoredEvent>, StoreError> {
+        self.reader.load_event(inbox_id).await
+    }
+
+    async fn stats(&self) -> Result<Stats, StoreError> {
+        StoreReads::stats(&self.reader).await
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        StoreReads::ping(&self.reader).await
+    }
+
+    /// Fires on every NOTIFY of the delivery channel (from any process),
+    /// and once whenever the LISTEN connection (re)connects.
+    fn delivery_wakeups(&self) -> DeliveryWakeups {
+        self.ensure_listening();
+        DeliveryWakeups::from_receiver(self.wakeups.subscribe())
+    }
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}

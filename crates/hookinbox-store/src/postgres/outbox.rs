@@ -1,0 +1,500 @@
+//! The outbox state machine on PostgreSQL, for many worker processes at
+//! once: leasing with `FOR UPDATE SKIP LOCKED`, per-object ordering that
+//! holds across processes, guarded settlements, reclaiming and replay.
+//!
+//! Per-object ordering. A lease statement decides on its snapshot, and two
+//! workers' snapshots can each miss what the other is doing: worker A sees
+//! version 2 as the lowest pending version of an object while version 1
+//! commits, and worker B, a moment later, sees version 1 as free — two
+//! versions in flight, out of order. So an ordered candidate is only leased
+//! under a transaction-scoped advisory lock on its (endpoint, target,
+//! object), taken with `pg_try_advisory_xact_lock` (a busy object is
+//! skipped, like a locked row), and re-checked by a statement that starts
+//! after the lock was granted: it sees every lease, settlement and stale
+//! skip another worker committed for that object, and nobody else can
+//! decide for the object until this transaction commits its LEASED row,
+//! which later deciders then see. A partial unique index
+//! (`delivery_one_in_flight_per_object`) states the invariant in the schema.
+//!
+//! Inbox status. Settling one delivery may finish its event (PROCESSED or
+//! FAILED) only when no other delivery of it is pending or in flight; two
+//! workers settling the event's two deliveries at once would each see the
+//! other's as still LEASED, and the event would stay ACCEPTED for ever. So
+//! whoever settles locks the inbox rows first (`FOR UPDATE`, sorted) and
+//! checks in a statement that starts after the lock: the second settler
+//! sees the first one's settlement.
+
+use std::collections::HashMap;
+
+use deadpool_postgres::{GenericClient, Transaction};
+
+use super::advisory_lock::{lock_key, LockPurpose};
+use super::db_error::PgError;
+use super::listen::NOTIFY;
+use crate::{LeaseParams, LeasedDelivery, ReplaySelector, SettleRequest, Settlement};
+
+/// Due, pending deliveries of one target that may go now, by the snapshot:
+/// unordered ones, and for an ordered object only the lowest pending
+/// version while no other delivery of it is in flight. Rows another worker
+/// is leasing right now are skipped.
+const SELECT_DUE: &str = "
+    SELECT d.id, d.inbox_id, d.attempts, d.created_at_ms, d.ordering_key, d.object_version
+    FROM delivery d
+    WHERE d.endpoint_id = $1 AND d.target = $2 AND d.status = 'PENDING' AND d.next_attempt_at_ms <= $3
+      AND (d.ordering_key IS NULL OR NOT EXISTS (
+            SELECT 1 FROM delivery o
+            WHERE o.endpoint_id = d.endpoint_id AND o.target = d.target
+              AND o.ordering_key = d.ordering_key AND o.id <> d.id
+              AND (o.status = 'LEASED'
+                   OR (o.status = 'PENDING'
+                       AND (o.object_version < d.object_version
+                            OR (o.object_version = d.object_version AND o.id < d.id))))))
+    ORDER BY d.next_attempt_at_ms, d.id
+    LIMIT $4
+    FOR UPDATE OF d SKIP LOCKED";
+
+/// The ordered candidates again, on a fresh snapshot taken under their
+/// objects' advisory locks: still free to go, and the last version
+/// delivered for the object.
+const RECHECK_ORDERED: &str = "
+    SELECT d.id,
+           d.status = 'PENDING' AND NOT EXISTS (
+               SELECT 1 FROM delivery o
+               WHERE o.endpoint_id = d.endpoint_id AND o.target = d.target
+                 AND o.ordering_key = d.ordering_key AND o.id <> d.id
+                 AND (o.status = 'LEASED'
+                      OR (o.status = 'PENDING'
+                          AND (o.object_version < d.object_version
+                               OR (o.object_version = d.object_version AND o.id < d.id))))),
+           v.last_version
+    FROM delivery d
+    LEFT JOIN object_version v
+           ON v.endpoint_id = d.endpoint_id AND v.target = d.target AND v.object_id = d.ordering_key
+    WHERE d.id = ANY($1)";
+
+/// One row of [`SELECT_DUE`].
+struct DueRow {
+    delivery_id: i64,
+    inbox_id: String,
+    attempts: i64,
+    created_at_ms: i64,
+    ordering_key: Option<String>,
+    object_version: Option<i64>,
+}
+
+impl DueRow {
+    fn from_row(row: &tokio_postgres::Row) -> Result<DueRow, tokio_postgres::Error> {
+        Ok(DueRow {
+            delivery_id: row.try_get(0)?,
+            inbox_id: row.try_get(1)?,
+            attempts: row.try_get(2)?,
+            created_at_ms: row.try_get(3)?,
+            ordering_key: row.try_get(4)?,
+            object_version: row.try_get(5)?,
+        })
+    }
+}
+
+/// Leases up to `params.max` due deliveries. Ordered deliveries whose
+/// version is not newer than the last one delivered are settled as
+/// SKIPPED_STALE on the way and not returned.
+pub(crate) async fn lease(
+    tx: &Transaction<'_>,
+    schema: &str,
+    params: &LeaseParams,
+) -> Result<Vec<LeasedDelivery>, PgError> {
+    let mut leased = Vec::new();
+    let lease_until_ms = params.now_ms + params.lease_ms;
+    // Stale skips free the object for its next version, so look again until
+    // a round skips nothing (bounded: each round settles at least one row).
+    loop {
+        let wanted = i64::try_from(params.max - leased.len()).unwrap_or(i64::MAX);
+        let statement = tx.prepare_cached(SELECT_DUE).await?;
+        let candidates: Vec<DueRow> = tx
+            .query(
+                &statement,
+                &[&params.endpoint_id, &params.target, &params.now_ms, &wanted],
+            )
+            .await?
+            .iter()
+            .map(DueRow::from_row)
+            .collect::<Result<_, _>>()?;
+        if candidates.is_empty() {
+            return Ok(leased);
+        }
+        let ordered_ids = lock_ordered_candidates(tx, schema, params, &candidates).await?;
+        let mut to_lease = Vec::new();
+        let mut stale = Vec::new();
+        let rechecked = recheck_ordered(tx, &ordered_ids).await?;
+        for candidate in &candidates {
+            let Some(version) = candidate
+                .object_version
+                .filter(|_| candidate.ordering_key.is_some())
+            else {
+                to_lease.push(candidate.delivery_id);
+                continue;
+            };
+            match rechecked.get(&candidate.delivery_id) {
+                Some((true, last)) if last.is_some_and(|last| version <= last) => {
+                    stale.push(candidate.delivery_id);
+                }
+                Some((true, _)) => to_lease.push(candidate.delivery_id),
+                // Not free any more, or another worker is deciding for it.
+                Some((false, _)) | None => {}
+            }
+        }
+
+        if !to_lease.is_empty() {
+            let statement = tx
+                .prepare_cached(
+                    "UPDATE delivery SET status = 'LEASED', lease_owner = $2, lease_until_ms = $3
+                     WHERE id = ANY($1) AND status = 'PENDING'
+                     RETURNING id",
+                )
+                .await?;
+            let changed: Vec<i64> = tx
+                .query(&statement, &[&to_lease, &params.owner, &lease_until_ms])
+                .await?
+                .iter()
+                .map(|row| row.try_get(0))
+                .collect::<Result<_, _>>()?;
+            // In the candidates' order (due time, then id), as SQLite does.
+            for candidate in candidates
+                .iter()
+                .filter(|c| changed.contains(&c.delivery_id))
+            {
+                leased.push(LeasedDelivery {
+                    delivery_id: candidate.delivery_id,
+                    inbox_id: candidate.inbox_id.clone(),
+                    endpoint_id: params.endpoint_id.clone(),
+                    target: params.target.clone(),
+                    owner: params.owner.clone(),
+                    attempts: u32::try_from(candidate.attempts).unwrap_or(u32::MAX),
+                    created_at_ms: candidate.created_at_ms,
+                    lease_until_ms,
+                    ordered: candidate.ordering_key.is_some(),
+                });
+            }
+        }
+
+        if stale.is_empty() || leased.len() >= params.max {
+            return Ok(leased);
+        }
+        let statement = tx
+            .prepare_cached(
+                "UPDATE delivery SET status = 'SKIPPED_STALE', last_error = 'stale: a newer version was delivered'
+                 WHERE id = ANY($1) AND status = 'PENDING'
+                 RETURNING inbox_id",
+            )
+            .await?;
+        let inbox_ids: Vec<String> = tx
+            .query(&statement, &[&stale])
+            .await?
+            .iter()
+            .map(|row| row.try_get(0))
+            .collect::<Result<_, _>>()?;
+        finish_inboxes(tx, inbox_ids).await?;
+    }
+}
+
+/// Takes the advisory lock of each ordered candidate's object, without
+/// waiting; returns the candidates whose object this transaction now holds.
+async fn lock_ordered_candidates(
+    tx: &Transaction<'_>,
+    schema: &str,
+    params: &LeaseParams,
+    candidates: &[DueRow],
+) -> Result<Vec<i64>, PgError> {
+    let mut by_key: Vec<(i64, i64)> = candidates
+        .iter()
+        .filter_map(|candidate| {
+            let object_id = candidate.ordering_key.as_deref()?;
+            candidate.object_version?;
+            let key = lock_key(
+                schema,
+                LockPurpose::Ordering,
+                &[
+                    params.endpoint_id.as_bytes(),
+                    params.target.as_bytes(),
+                    object_id.as_bytes(),
+                ],
+            );
+            Some((key, candidate.delivery_id))
+        })
+        .collect();
+    if by_key.is_empty() {
+        return Ok(Vec::new());
+    }
+    by_key.sort_unstable();
+    let mut keys: Vec<i64> = by_key.iter().map(|(key, _)| *key).collect();
+    keys.dedup();
+    let statement = tx
+        .prepare_cached("SELECT k FROM unnest($1::int8[]) AS k WHERE pg_try_advisory_xact_lock(k)")
+        .await?;
+    let held: Vec<i64> = tx
+        .query(&statement, &[&keys])
+        .await?
+        .iter()
+        .map(|row| row.try_get(0))
+        .collect::<Result<_, _>>()?;
+    Ok(by_key
+        .into_iter()
+        .filter(|(key, _)| held.contains(key))
+        .map(|(_, delivery_id)| delivery_id)
+        .collect())
+}
+
+/// Delivery id → (still free to go, last delivered version of its object).
+async fn recheck_ordered(
+    tx: &Transaction<'_>,
+    ids: &[i64],
+) -> Result<HashMap<i64, (bool, Option<i64>)>, PgError> {
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let statement = tx.prepare_cached(RECHECK_ORDERED).await?;
+    Ok(tx
+        .query(&statement, &[&ids])
+        .await?
+        .iter()
+        .map(|row| Ok((row.try_get(0)?, (row.try_get(1)?, row.try_get(2)?))))
+        .collect::<Result<_, tokio_postgres::Error>>()?)
+}
+
+/// Extends a lease; `false` when the lease is no longer this owner's.
+pub(crate) async fn heartbeat(
+    client: &impl GenericClient,
+    lease: &LeasedDelivery,
+    until_ms: i64,
+) -> Result<bool, PgError> {
+    let statement = client
+        .prepare_cached(
+            "UPDATE delivery SET lease_until_ms = $3
+             WHERE id = $1 AND status = 'LEASED' AND lease_owner = $2",
+        )
+        .await?;
+    let changed = client
+        .execute(&statement, &[&lease.delivery_id, &lease.owner, &until_ms])
+        .await?;
+    Ok(changed == 1)
+}
+
+/// Records attempts' outcomes, each guarded by its own lease, with their
+/// attempt rows and the objects' last delivered versions — one statement —
+/// then finishes the events that are done. One answer per request: `false`
+/// where the lease was lost (nothing changed for it).
+const SETTLE: &str = "
+    WITH request AS (
+        SELECT * FROM unnest($1::int8[], $2::text[], $3::text[], $4::int8[], $5::text[], $6::int8[], $7::int8[])
+        AS r(id, owner, status, next_attempt_at_ms, error, delivered_at_ms, now_ms)
+    ), settled AS (
+        UPDATE delivery d
+        SET status = r.status, attempts = d.attempts + 1, next_attempt_at_ms = r.next_attempt_at_ms,
+            last_error = coalesce(r.error, d.last_error), delivered_at_ms = r.delivered_at_ms,
+            lease_owner = NULL, lease_until_ms = NULL
+        FROM request r
+        WHERE d.id = r.id AND d.status = 'LEASED' AND d.lease_owner = r.owner
+        RETURNING d.id, d.attempts, d.status, d.endpoint_id, d.target, d.ordering_key,
+                  d.object_version, r.now_ms, r.error
+    ), attempt AS (
+        INSERT INTO delivery_attempt (delivery_id, attempt, finished_at_ms, outcome, error)
+        SELECT id, attempts, now_ms, status, error FROM settled
+    ), version AS (
+        INSERT INTO object_version (endpoint_id, target, object_id, last_version)
+        SELECT endpoint_id, target, ordering_key, max(object_version) FROM settled
+        WHERE status = 'DELIVERED' AND ordering_key IS NOT NULL AND object_version IS NOT NULL
+        GROUP BY endpoint_id, target, ordering_key
+        ON CONFLICT (endpoint_id, target, object_id)
+        DO UPDATE SET last_version = greatest(object_version.last_version, excluded.last_version)
+    )
+    SELECT id FROM settled";
+
+pub(crate) async fn settle_many(
+    tx: &Transaction<'_>,
+    requests: &[SettleRequest],
+) -> Result<Vec<bool>, PgError> {
+    // A delivery named twice is settled by its first request only: the
+    // second finds the lease already gone, as it would one after the other.
+    let mut first_request: HashMap<i64, usize> = HashMap::new();
+    let mut ids = Vec::new();
+    let mut owners = Vec::new();
+    let mut statuses = Vec::new();
+    let mut next_attempts = Vec::new();
+    let mut errors = Vec::new();
+    let mut delivered_at = Vec::new();
+    let mut now = Vec::new();
+    for (index, request) in requests.iter().enumerate() {
+        if first_request.contains_key(&request.lease.delivery_id) {
+            continue;
+        }
+        first_request.insert(request.lease.delivery_id, index);
+        let (status, next_attempt_at_ms, error, delivered_at_ms) = match &request.settlement {
+            Settlement::Delivered => ("DELIVERED", request.now_ms, None, Some(request.now_ms)),
+            Settlement::Retry {
+                next_attempt_at_ms,
+                error,
+            } => ("PENDING", *next_attempt_at_ms, Some(error.as_str()), None),
+            Settlement::Dead { error } => ("DEAD", request.now_ms, Some(error.as_str()), None),
+        };
+        ids.push(request.lease.delivery_id);
+        owners.push(request.lease.owner.as_str());
+        statuses.push(status);
+        next_attempts.push(next_attempt_at_ms);
+        errors.push(error);
+        delivered_at.push(delivered_at_ms);
+        now.push(request.now_ms);
+    }
+    let statement = tx.prepare_cached(SETTLE).await?;
+    let settled: Vec<i64> = tx
+        .query(
+            &statement,
+            &[
+                &ids,
+                &owners,
+                &statuses,
+                &next_attempts,
+                &errors,
+                &delivered_at,
+                &now,
+            ],
+        )
+        .await?
+        .iter()
+        .map(|row| row.try_get(0))
+        .collect::<Result<_, _>>()?;
+    let inbox_ids = requests
+        .iter()
+        .filter(|request| settled.contains(&request.lease.delivery_id))
+        .map(|request| request.lease.inbox_id.clone())
+        .collect();
+    finish_inboxes(tx, inbox_ids).await?;
+    Ok(requests
+        .iter()
+        .enumerate()
+        .map(|(index, request)| {
+            first_request.get(&request.lease.delivery_id) == Some(&index)
+                && settled.contains(&request.lease.delivery_id)
+        })
+        .collect())
+}
+
+/// Moves inbox rows to PROCESSED or FAILED once none of their deliveries
+/// is pending or in flight; FAILED when the latest generation has a dead
+/// one. Locks the rows first (see the module doc).
+async fn finish_inboxes(tx: &Transaction<'_>, mut inbox_ids: Vec<String>) -> Result<(), PgError> {
+    if inbox_ids.is_empty() {
+        return Ok(());
+    }
+    inbox_ids.sort_unstable();
+    inbox_ids.dedup();
+    let lock = tx
+        .prepare_cached("SELECT id FROM inbox WHERE id = ANY($1) ORDER BY id FOR UPDATE")
+        .await?;
+    tx.query(&lock, &[&inbox_ids]).await?;
+    let finish = tx
+        .prepare_cached(
+            "UPDATE inbox i SET status = CASE WHEN EXISTS (
+                    SELECT 1 FROM delivery d WHERE d.inbox_id = i.id AND d.status = 'DEAD'
+                      AND d.generation = (SELECT max(generation) FROM delivery WHERE inbox_id = i.id))
+                 THEN 'FAILED' ELSE 'PROCESSED' END
+             WHERE i.id = ANY($1) AND i.status = 'ACCEPTED'
+               AND NOT EXISTS (SELECT 1 FROM delivery d
+                               WHERE d.inbox_id = i.id AND d.status IN ('PENDING', 'LEASED'))",
+        )
+        .await?;
+    tx.execute(&finish, &[&inbox_ids]).await?;
+    Ok(())
+}
+
+/// Returns expired leases to PENDING (their worker crashed or stalled) and,
+/// when it did, wakes idle workers with one NOTIFY — one autocommitted
+/// statement.
+pub(crate) async fn reclaim_expired(
+    client: &impl GenericClient,
+    notify_channel: &str,
+    now_ms: i64,
+) -> Result<u64, PgError> {
+    let statement = client
+        .prepare_cached(
+            "WITH reclaimed AS (
+                 UPDATE delivery SET status = 'PENDING', lease_owner = NULL, lease_until_ms = NULL
+                 WHERE status = 'LEASED' AND lease_until_ms < $1
+                 RETURNING 1
+             ), counted AS (SELECT count(*) AS n FROM reclaimed)
+             SELECT n, CASE WHEN n > 0 THEN pg_notify($2, '') END::text FROM counted",
+        )
+        .await?;
+    let row = client
+        .query_one(&statement, &[&now_ms, &notify_channel])
+        .await?;
+    let reclaimed: i64 = row.try_get(0)?;
+    Ok(u64::try_from(reclaimed).unwrap_or(0))
+}
+
+/// Adds a new generation of deliveries (same targets, same inbox id — so the
+/// same idempotency key) for each selected event and makes it ACCEPTED
+/// again. Events with a delivery still pending or in flight are left alone.
+pub(crate) async fn replay(
+    tx: &Transaction<'_>,
+    notify_channel: &str,
+    selector: &ReplaySelector,
+    now_ms: i64,
+) -> Result<Vec<String>, PgError> {
+    let mut ids: Vec<String> = match selector {
+        ReplaySelector::One { inbox_id } => vec![inbox_id.clone()],
+        ReplaySelector::Failed { since_ms } => {
+            let statement = tx
+                .prepare_cached(
+                    "SELECT id FROM inbox WHERE status = 'FAILED' AND received_at_ms >= $1 ORDER BY id",
+                )
+                .await?;
+            tx.query(&statement, &[&since_ms.unwrap_or(i64::MIN)])
+                .await?
+                .iter()
+                .map(|row| row.try_get(0))
+                .collect::<Result<_, _>>()?
+        }
+    };
+    if ids.is_empty() {
+        return Ok(ids);
+    }
+    ids.sort_unstable();
+    // The events' rows locked first: a settlement finishing one of them
+    // and this replay reopening it happen one after the other.
+    let lock = tx
+        .prepare_cached("SELECT id FROM inbox WHERE id = ANY($1) ORDER BY id FOR UPDATE")
+        .await?;
+    tx.query(&lock, &[&ids]).await?;
+    let statement = tx
+        .prepare_cached(
+            "WITH idle AS (
+                 SELECT i.id FROM inbox i
+                 WHERE i.id = ANY($1) AND NOT EXISTS (
+                     SELECT 1 FROM delivery d WHERE d.inbox_id = i.id AND d.status IN ('PENDING', 'LEASED'))
+             ), added AS (
+                 INSERT INTO delivery (inbox_id, endpoint_id, target, generation, status, attempts,
+                                       next_attempt_at_ms, ordering_key, object_version, created_at_ms)
+                 SELECT d.inbox_id, d.endpoint_id, d.target, d.generation + 1, 'PENDING', 0, $2,
+                        d.ordering_key, d.object_version, $2
+                 FROM delivery d JOIN idle ON idle.id = d.inbox_id
+                 WHERE d.generation = (SELECT max(generation) FROM delivery WHERE inbox_id = d.inbox_id)
+                 RETURNING inbox_id
+             )
+             UPDATE inbox SET status = 'ACCEPTED'
+             WHERE id IN (SELECT inbox_id FROM added)
+             RETURNING id",
+        )
+        .await?;
+    let mut replayed: Vec<String> = tx
+        .query(&statement, &[&ids, &now_ms])
+        .await?
+        .iter()
+        .map(|row| row.try_get(0))
+        .collect::<Result<_, _>>()?;
+    replayed.sort_unstable();
+    if !replayed.is_empty() {
+        let notify = tx.prepare_cached(NOTIFY).await?;
+        tx.execute(&notify, &[&notify_channel]).await?;
+    }
+    Ok(replayed)
+}

@@ -1,0 +1,284 @@
+//! Reads of a PostgreSQL inbox: the event a worker delivers, and what
+//! operators list, show and count. A reader opens no batcher and runs no
+//! migration, so the CLI can use one against a database others write.
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use deadpool_postgres::Pool;
+use tokio_postgres::Row;
+
+use super::db_error::PgError;
+use super::pool::PostgresOptions;
+use crate::{
+    AttemptView, DeliveryView, EventDetail, EventFilter, EventPage, EventSummary, Fingerprint,
+    Stats, StoreError, StoreReads, StoredEvent, UnsignedMetadata,
+};
+
+/// Reads over a pool of connections.
+#[derive(Clone)]
+pub struct PostgresReader {
+    pool: Pool,
+}
+
+impl PostgresReader {
+    /// Connects (one round trip, so a wrong URL or a refused password is
+    /// reported now, not at the first command).
+    pub async fn connect(options: &PostgresOptions) -> Result<PostgresReader, StoreError> {
+        let reader = PostgresReader {
+            pool: options.pool()?,
+        };
+        reader.ping_db().await.map_err(StoreError::open)?;
+        Ok(reader)
+    }
+
+    pub(crate) fn with_pool(pool: Pool) -> PostgresReader {
+        PostgresReader { pool }
+    }
+
+    async fn ping_db(&self) -> Result<(), PgError> {
+        let client = self.pool.get().await?;
+        client.simple_query("SELECT 1").await?;
+        Ok(())
+    }
+
+    /// The event a delivery worker sends, its body checked against its
+    /// fingerprint.
+    pub async fn load_event(&self, inbox_id: &str) -> Result<Option<StoredEvent>, StoreError> {
+        let client = self.pool.get().await.map_err(PgError::from)?;
+        let statement = client
+            .prepare_cached(
+                "SELECT i.id, i.endpoint_id, i.provider, i.provider_event_id, i.event_type, i.object_id,
+                        i.object_version, i.received_at_ms, i.content_type, i.unsigned_metadata,
+                        i.payload_sha256, p.payload
+                 FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
+                 WHERE i.id = $1",
+            )
+            .await
+            .map_err(PgError::from)?;
+        let Some(row) = client
+            .query_opt(&statement, &[&inbox_id])
+            .await
+            .map_err(PgError::from)?
+        else {
+            return Ok(None);
+        };
+        Ok(Some(stored_event_from_row(&row)?))
+    }
+
+    async fn page(&self, filter: &EventFilter) -> Result<EventPage, PgError> {
+        let page_size = filter.page_size();
+        let client = self.pool.get().await?;
+        let statement = client
+            .prepare_cached(
+                "SELECT id, endpoint_id, provider, provider_event_id, event_type, status, received_at_ms
+                 FROM inbox
+                 WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR endpoint_id = $2)
+                   AND ($3::text IS NULL OR event_type = $3) AND ($4::text IS NULL OR provider_event_id = $4)
+                   AND ($5::int8 IS NULL OR received_at_ms >= $5) AND ($6::int8 IS NULL OR received_at_ms < $6)
+                   AND ($7::text IS NULL OR id < $7)
+                 ORDER BY id DESC LIMIT $8",
+            )
+            .await?;
+        let limit = i64::try_from(page_size.saturating_add(1)).unwrap_or(i64::MAX);
+        let rows = client
+            .query(
+                &statement,
+                &[
+                    &filter.status.map(|s| s.as_str()),
+                    &filter.endpoint_id,
+                    &filter.event_type,
+                    &filter.provider_event_id,
+                    &filter.received_from_ms,
+                    &filter.received_before_ms,
+                    &filter.cursor,
+                    &limit,
+                ],
+            )
+            .await?;
+        let events = rows
+            .iter()
+            .map(summary_from_row)
+            .collect::<Result<_, _>>()?;
+        Ok(EventPage::from_rows(events, page_size))
+    }
+
+    async fn detail(
+        &self,
+        inbox_id: &str,
+        with_payload: bool,
+    ) -> Result<Option<(EventDetail, Option<Bytes>)>, PgError> {
+        let client = self.pool.get().await?;
+        let event = client
+            .prepare_cached(
+                "SELECT i.id, i.endpoint_id, i.provider, i.provider_event_id, i.event_type, i.status,
+                        i.received_at_ms, i.object_id, i.object_version, i.provider_created_at,
+                        i.content_type, i.matched_secret_version, i.payload_sha256,
+                        octet_length(p.payload),
+                        CASE WHEN $2 THEN p.payload END
+                 FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
+                 WHERE i.id = $1",
+            )
+            .await?;
+        let Some(row) = client
+            .query_opt(&event, &[&inbox_id, &with_payload])
+            .await?
+        else {
+            return Ok(None);
+        };
+        let sha256: Vec<u8> = row.try_get(12)?;
+        let payload_bytes: Option<i32> = row.try_get(13)?;
+        let payload = if with_payload {
+            checked_payload(inbox_id, sha256.clone(), row.try_get(14)?)?
+        } else {
+            None
+        };
+        let mut detail = EventDetail {
+            summary: summary_from_row(&row)?,
+            object_id: row.try_get(7)?,
+            object_version: row.try_get(8)?,
+            provider_created_at: row.try_get(9)?,
+            content_type: row.try_get(10)?,
+            matched_secret_version: row.try_get(11)?,
+            payload_sha256: sha256.iter().map(|b| format!("{b:02x}")).collect(),
+            payload_bytes: payload_bytes.and_then(|n| usize::try_from(n).ok()),
+            deliveries: Vec::new(),
+        };
+        let deliveries = client
+            .prepare_cached(
+                "SELECT id, target, generation, status, attempts, next_attempt_at_ms, last_error, delivered_at_ms
+                 FROM delivery WHERE inbox_id = $1 ORDER BY generation, target",
+            )
+            .await?;
+        let attempts = client
+            .prepare_cached(
+                "SELECT a.delivery_id, a.attempt, a.finished_at_ms, a.outcome, a.error
+                 FROM delivery_attempt a JOIN delivery d ON d.id = a.delivery_id
+                 WHERE d.inbox_id = $1 ORDER BY a.delivery_id, a.attempt",
+            )
+            .await?;
+        let mut attempt_log: Vec<(i64, AttemptView)> = Vec::new();
+        for row in client.query(&attempts, &[&inbox_id]).await? {
+            attempt_log.push((
+                row.try_get(0)?,
+                AttemptView {
+                    attempt: row.try_get(1)?,
+                    finished_at_ms: row.try_get(2)?,
+                    outcome: row.try_get(3)?,
+                    error: row.try_get(4)?,
+                },
+            ));
+        }
+        for row in client.query(&deliveries, &[&inbox_id]).await? {
+            let id: i64 = row.try_get(0)?;
+            detail.deliveries.push(DeliveryView {
+                id,
+                target: row.try_get(1)?,
+                generation: row.try_get(2)?,
+                status: row.try_get(3)?,
+                attempts: row.try_get(4)?,
+                next_attempt_at_ms: row.try_get(5)?,
+                last_error: row.try_get(6)?,
+                delivered_at_ms: row.try_get(7)?,
+                attempt_log: attempt_log
+                    .iter()
+                    .filter(|(delivery_id, _)| *delivery_id == id)
+                    .map(|(_, attempt)| attempt.clone())
+                    .collect(),
+            });
+        }
+        Ok(Some((detail, payload)))
+    }
+
+    async fn row_counts(&self) -> Result<Stats, PgError> {
+        let client = self.pool.get().await?;
+        let statement = client
+            .prepare_cached(
+                "SELECT endpoint_id, status, count(*) FROM inbox GROUP BY endpoint_id, status",
+            )
+            .await?;
+        let mut stats = Stats::default();
+        for row in client.query(&statement, &[]).await? {
+            let count: i64 = row.try_get(2)?;
+            stats.add(
+                row.try_get(0)?,
+                row.try_get(1)?,
+                u64::try_from(count).unwrap_or(0),
+            );
+        }
+        Ok(stats)
+    }
+}
+
+#[async_trait]
+impl StoreReads for PostgresReader {
+    async fn list_events(&self, filter: &EventFilter) -> Result<EventPage, StoreError> {
+        Ok(self.page(filter).await?)
+    }
+
+    async fn show_event(
+        &self,
+        inbox_id: &str,
+        with_payload: bool,
+    ) -> Result<Option<(EventDetail, Option<Bytes>)>, StoreError> {
+        Ok(self.detail(inbox_id, with_payload).await?)
+    }
+
+    async fn stats(&self) -> Result<Stats, StoreError> {
+        Ok(self.row_counts().await?)
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        Ok(self.ping_db().await?)
+    }
+}
+
+/// A row of `load_event`'s query as the event a worker delivers.
+fn stored_event_from_row(row: &Row) -> Result<StoredEvent, PgError> {
+    let id: String = row.try_get(0)?;
+    let payload = checked_payload(&id, row.try_get(10)?, row.try_get(11)?)?;
+    Ok(StoredEvent {
+        endpoint_id: row.try_get(1)?,
+        provider: row.try_get(2)?,
+        provider_event_id: row.try_get(3)?,
+        event_type: row.try_get(4)?,
+        object_id: row.try_get(5)?,
+        object_version: row.try_get(6)?,
+        received_at_ms: row.try_get(7)?,
+        content_type: row.try_get(8)?,
+        payload,
+        unsigned_metadata: UnsignedMetadata::from_column(
+            row.try_get::<_, Option<String>>(9)?.as_deref(),
+        ),
+        id,
+    })
+}
+
+/// The stored body, checked against the fingerprint recorded with it;
+/// `None` once raw retention removed it.
+fn checked_payload(
+    inbox_id: &str,
+    sha256: Vec<u8>,
+    payload: Option<Vec<u8>>,
+) -> Result<Option<Bytes>, PgError> {
+    let Some(payload) = payload else {
+        return Ok(None);
+    };
+    if Fingerprint::of(&payload).as_bytes() != sha256.as_slice() {
+        return Err(PgError::Corrupt(format!(
+            "the stored payload of {inbox_id} does not match its fingerprint"
+        )));
+    }
+    Ok(Some(Bytes::from(payload)))
+}
+
+fn summary_from_row(row: &Row) -> Result<EventSummary, tokio_postgres::Error> {
+    Ok(EventSummary {
+        id: row.try_get(0)?,
+        endpoint_id: row.try_get(1)?,
+        provider: row.try_get(2)?,
+        provider_event_id: row.try_get(3)?,
+        event_type: row.try_get(4)?,
+        status: row.try_get(5)?,
+        received_at_ms: row.try_get(6)?,
+    })
+}

@@ -1,0 +1,162 @@
+//! The PostgreSQL schema and its migrations, applied in order at open (and
+//! by `hookinbox migrate`), each recorded in `schema_migrations`.
+//!
+//! Tables and columns carry the SQLite names (`inbox`, `delivery`,
+//! `delivery_attempt`, `object_version`, `inbox_payload`), so an operator's
+//! queries work on both. The PostgreSQL history starts at version 1 with
+//! the shape SQLite reached after its migration 5; raw bodies are in
+//! `inbox_payload` (`bytea`, written once, never rewritten when the inbox
+//! row's status changes).
+//!
+//! All migrations run in one transaction holding a transaction-scoped
+//! advisory lock per schema: ten processes starting at once queue on the
+//! lock, the first applies what is missing, the others then find nothing
+//! to do. DDL is transactional in PostgreSQL, so a migration that fails
+//! leaves the schema as it was.
+
+use deadpool_postgres::Client;
+
+use super::advisory_lock::{lock_key, LockPurpose};
+use super::db_error::PgError;
+
+/// Each entry moves the schema from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 1: the inbox, its bodies, the outbox, its attempt log, and the last
+    // delivered version per ordered object.
+    r#"
+    CREATE TABLE inbox (
+        id                     text PRIMARY KEY,          -- UUIDv7: time-ordered, the idempotency key downstream
+        endpoint_id            text NOT NULL,
+        provider               text NOT NULL,
+        provider_event_id      text NOT NULL,
+        event_type             text,
+        object_id              text,
+        object_version         bigint,
+        provider_created_at    bigint,                    -- unix seconds, as the provider says
+        received_at_ms         bigint NOT NULL,           -- unix milliseconds, our clock
+        content_type           text,
+        payload_sha256         bytea NOT NULL,            -- fingerprint of the raw body
+        audit_headers          text NOT NULL,             -- JSON [[name, value], …], credentials removed
+        matched_secret_version text NOT NULL,
+        status                 text NOT NULL DEFAULT 'ACCEPTED'
+                               CHECK (status IN ('ACCEPTED', 'PROCESSED', 'FAILED')),
+        unsigned_metadata      text,                      -- NULL: all signed; else e.g. 'event_id,event_type'
+        UNIQUE (endpoint_id, provider_event_id)
+    );
+    CREATE INDEX inbox_status_received ON inbox (status, received_at_ms);
+    CREATE INDEX inbox_unsigned_fingerprint
+        ON inbox (endpoint_id, payload_sha256, received_at_ms)
+        WHERE unsigned_metadata IS NOT NULL;
+
+    CREATE TABLE inbox_payload (
+        inbox_id text PRIMARY KEY REFERENCES inbox (id),
+        payload  bytea NOT NULL                           -- raw bytes; the row is deleted by raw retention
+    );
+
+    CREATE TABLE delivery (
+        id                 bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        inbox_id           text NOT NULL REFERENCES inbox (id),
+        endpoint_id        text NOT NULL,
+        target             text NOT NULL,
+        generation         bigint NOT NULL,               -- 0 at acceptance, +1 per replay
+        status             text NOT NULL
+                           CHECK (status IN ('PENDING', 'LEASED', 'DELIVERED', 'SKIPPED_STALE', 'DEAD')),
+        attempts           bigint NOT NULL,
+        next_attempt_at_ms bigint NOT NULL,
+        lease_owner        text,
+        lease_until_ms     bigint,
+        last_error         text,                          -- masked: never a response body or a secret
+        ordering_key       text,                          -- the object id, when the event has an id and a version
+        object_version     bigint,
+        created_at_ms      bigint NOT NULL,
+        delivered_at_ms    bigint,
+        UNIQUE (inbox_id, target, generation)
+    );
+    -- Only PENDING rows are ever looked for by due time: a partial index
+    -- stays small however many delivered rows the table holds.
+    CREATE INDEX delivery_due ON delivery (endpoint_id, target, next_attempt_at_ms, id)
+        WHERE status = 'PENDING';
+    CREATE INDEX delivery_ordering ON delivery (endpoint_id, target, ordering_key, status)
+        WHERE ordering_key IS NOT NULL;
+    CREATE INDEX delivery_inbox ON delivery (inbox_id);
+    CREATE INDEX delivery_leased ON delivery (lease_until_ms) WHERE status = 'LEASED';
+    -- One delivery in flight per ordered object, as a constraint: the
+    -- lease takes an advisory lock per object so it never trips this, and
+    -- if a bug ever did, the lease fails instead of sending out of order.
+    CREATE UNIQUE INDEX delivery_one_in_flight_per_object
+        ON delivery (endpoint_id, target, ordering_key)
+        WHERE status = 'LEASED' AND ordering_key IS NOT NULL;
+
+    CREATE TABLE delivery_attempt (
+        id             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        delivery_id    bigint NOT NULL REFERENCES delivery (id),
+        attempt        bigint NOT NULL,
+        finished_at_ms bigint NOT NULL,
+        outcome        text NOT NULL,                     -- DELIVERED, PENDING (will retry) or DEAD
+        error          text
+    );
+    CREATE INDEX delivery_attempt_delivery ON delivery_attempt (delivery_id);
+
+    CREATE TABLE object_version (
+        endpoint_id  text NOT NULL,
+        target       text NOT NULL,
+        object_id    text NOT NULL,
+        last_version bigint NOT NULL,
+        PRIMARY KEY (endpoint_id, target, object_id)
+    );
+    "#,
+];
+
+/// The schema version this build writes.
+pub const CURRENT_VERSION: usize = MIGRATIONS.len();
+
+/// Brings `schema` (the connection's search path; `None`: the server's
+/// default) to the current version. A schema newer than this build is
+/// refused rather than written.
+pub(crate) async fn migrate(client: &mut Client, schema: Option<&str>) -> Result<(), PgError> {
+    let tx = client.transaction().await?;
+    let key = lock_key(schema.unwrap_or(""), LockPurpose::Migrate, &[]);
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&key])
+        .await?;
+    if let Some(schema) = schema {
+        // Checked by `PostgresOptions::checked_schema`: safe to splice.
+        tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
+            .await?;
+    }
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+             version    integer PRIMARY KEY,
+             applied_at timestamptz NOT NULL DEFAULT now()
+         )",
+    )
+    .await?;
+    let version: i32 = tx
+        .query_one(
+            "SELECT coalesce(max(version), 0) FROM schema_migrations",
+            &[],
+        )
+        .await?
+        .try_get(0)?;
+    let version = usize::try_from(version)
+        .map_err(|_| PgError::Invariant(format!("negative schema version {version}")))?;
+    if version > CURRENT_VERSION {
+        return Err(PgError::Invariant(format!(
+            "the database has schema version {version}, newer than this build ({CURRENT_VERSION})"
+        )));
+    }
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(version) {
+        tx.batch_execute(sql).await?;
+        let applied = i32::try_from(index + 1).unwrap_or(i32::MAX);
+        tx.execute(
+            "INSERT INTO schema_migrations (version) VALUES ($1)",
+            &[&applied],
+        )
+        .await?;
+        tracing::info!(
+            message = "Applied a PostgreSQL migration.",
+            version = applied
+        );
+    }
+    tx.commit().await?;
+    Ok(())
+}

@@ -1,0 +1,34 @@
+//! The operator-read sibling of [`crate::Store`]: what the CLI and the
+//! admin API read (`events list|show`, `stats`, readiness). A sibling, not
+//! part of `Store`, because a read-only process (the CLI) opens a reader
+//! without a writer: for SQLite no writer thread and no migration, for
+//! PostgreSQL no ingress batcher.
+
+use async_trait::async_trait;
+use bytes::Bytes;
+
+use crate::{EventDetail, EventFilter, EventPage, Stats, StoreError};
+
+/// Reads for operators. Every implementation passes the same conformance
+/// tests (`tests/conformance.rs`).
+#[async_trait]
+pub trait StoreReads: Send + Sync + 'static {
+    /// Events matching `filter`, newest first, one page at a time.
+    async fn list_events(&self, filter: &EventFilter) -> Result<EventPage, StoreError>;
+
+    /// One event with its deliveries and their attempts; its raw body too
+    /// when `with_payload` (checked against its fingerprint). `None` when
+    /// no such event exists.
+    async fn show_event(
+        &self,
+        inbox_id: &str,
+        with_payload: bool,
+    ) -> Result<Option<(EventDetail, Option<Bytes>)>, StoreError>;
+
+    /// Inbox rows by endpoint and status (and bytes on disk where the
+    /// backend can tell).
+    async fn stats(&self) -> Result<Stats, StoreError>;
+
+    /// A cheap round trip: `Ok` when the database answers.
+    async fn ping(&self) -> Result<(), StoreError>;
+}

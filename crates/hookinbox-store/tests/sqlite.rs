@@ -1,0 +1,260 @@
+//! SQLite-only behaviour: reopening a file, a lock held by another
+//! process, the payload log beside the database, rows from older schemas,
+//! and the in-transaction library handler. What every backend must do is in
+//! `conformance.rs`.
+
+mod support;
+
+use std::sync::Arc;
+
+use hookinbox_store::{AcceptOutcome, SqliteOptions, SqliteStore, Store, StoreError};
+use support::{event, event_for_target, inserted, lease_params};
+
+#[tokio::test]
+async fn rows_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inbox.db");
+    let id = {
+        let store = SqliteStore::open(SqliteOptions::new(&path)).unwrap();
+        match store.accept(event("a", "e1", b"{}")).await.unwrap() {
+            AcceptOutcome::Inserted { id } => id,
+            other => panic!("{other:?}"),
+        }
+    };
+    let store = SqliteStore::open(SqliteOptions::new(&path)).unwrap();
+    assert_eq!(
+        store.accept(event("a", "e1", b"{}")).await.unwrap(),
+        AcceptOutcome::Duplicate { id }
+    );
+    assert_eq!(store.stats().await.unwrap().total, 1);
+}
+
+#[tokio::test]
+async fn locked_database_answers_unavailable_and_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inbox.db");
+    let mut options = SqliteOptions::new(&path);
+    options.busy_timeout = std::time::Duration::from_millis(200);
+    let store = SqliteStore::open(options).unwrap();
+    let blocker = rusqlite::Connection::open(&path).unwrap();
+    blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let err = store.accept(event("a", "e1", b"{}")).await.unwrap_err();
+    assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+    blocker.execute_batch("ROLLBACK").unwrap();
+    let ok = store.accept(event("a", "e1", b"{}")).await.unwrap();
+    assert!(matches!(ok, AcceptOutcome::Inserted { .. }), "{ok:?}");
+}
+
+/// Bytes in the SQLite store's payload log, over all its segments.
+fn payload_log_bytes(db: &std::path::Path) -> u64 {
+    let stats = hookinbox_store::SqliteReader::open(db)
+        .unwrap()
+        .stats()
+        .unwrap();
+    stats.disk.unwrap().payload_log_bytes
+}
+
+#[tokio::test]
+async fn bodies_are_written_once_and_read_back_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inbox.db");
+    let store = SqliteStore::open(SqliteOptions::new(&path)).unwrap();
+    let body: &'static [u8] = b"{\"id\":\"e1\",  \"raw\":true}";
+    let id = match store.accept(event("a", "e1", body)).await.unwrap() {
+        AcceptOutcome::Inserted { id } => id,
+        other => panic!("{other:?}"),
+    };
+    // A duplicate and a conflict write no second copy.
+    store.accept(event("a", "e1", body)).await.unwrap();
+    store.accept(event("a", "e1", b"{}")).await.unwrap();
+    assert_eq!(payload_log_bytes(&path), body.len() as u64);
+    let loaded = store.load_event(&id).await.unwrap().unwrap();
+    assert_eq!(loaded.payload.as_deref(), Some(body));
+    // Across a reopen too (the writer then appends to a new segment).
+    drop(store);
+    let store = SqliteStore::open(SqliteOptions::new(&path)).unwrap();
+    let second = match store.accept(event("a", "e2", b"[2]")).await.unwrap() {
+        AcceptOutcome::Inserted { id } => id,
+        other => panic!("{other:?}"),
+    };
+    let first = store.load_event(&id).await.unwrap().unwrap();
+    assert_eq!(first.payload.as_deref(), Some(body));
+    let second = store.load_event(&second).await.unwrap().unwrap();
+    assert_eq!(second.payload.as_deref(), Some(&b"[2]"[..]));
+}
+
+#[tokio::test]
+async fn a_body_that_no_longer_matches_its_fingerprint_is_reported_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inbox.db");
+    let store = SqliteStore::open(SqliteOptions::new(&path)).unwrap();
+    let id = inserted(
+        &(Arc::new(store) as Arc<dyn Store>),
+        event("a", "e1", b"{\"amount\":100}"),
+    )
+    .await;
+    let segment = std::path::PathBuf::from(format!("{}-payloads/00000001.seg", path.display()));
+    let mut bytes = std::fs::read(&segment).unwrap();
+    bytes[11] = b'9'; // {"amount":900}
+    std::fs::write(&segment, bytes).unwrap();
+    let reader = hookinbox_store::SqliteReader::open(&path).unwrap();
+    let err = reader.load_event(&id).unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt(_)), "{err:?}");
+}
+
+#[tokio::test]
+async fn rows_from_before_the_payload_log_keep_their_bodies() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inbox.db");
+    let store = SqliteStore::open(SqliteOptions::new(&path)).unwrap();
+    let id = inserted(
+        &(Arc::new(store) as Arc<dyn Store>),
+        event("a", "old", b"{\"old\":1}"),
+    )
+    .await;
+    // As schema 3 stored it: the body in inbox_payload, no log reference.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "UPDATE inbox SET payload_segment = NULL, payload_offset = NULL, payload_len = NULL",
+        [],
+    )
+    .unwrap();
+    conn.execute(
+        "INSERT INTO inbox_payload (inbox_id, payload) VALUES (?1, ?2)",
+        rusqlite::params![id, &b"{\"old\":1}"[..]],
+    )
+    .unwrap();
+    let reader = hookinbox_store::SqliteReader::open(&path).unwrap();
+    let loaded = reader.load_event(&id).unwrap().unwrap();
+    assert_eq!(loaded.payload.as_deref(), Some(&b"{\"old\":1}"[..]));
+}
+
+/// A handler that books each event into a `booked` table, or fails while
+/// `fail` is set.
+struct Booking {
+    fail: std::sync::atomic::AtomicBool,
+}
+
+impl hookinbox_store::SqliteHandler for Booking {
+    fn handle(
+        &self,
+        conn: &rusqlite::Connection,
+        event: &hookinbox_store::HandledEvent<'_>,
+    ) -> Result<(), hookinbox_store::HandlerError> {
+        let fail = |e: rusqlite::Error| hookinbox_store::HandlerError(e.to_string());
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS booked (inbox_id TEXT PRIMARY KEY)",
+            [],
+        )
+        .map_err(fail)?;
+        conn.execute(
+            "INSERT INTO booked (inbox_id) VALUES (?1)",
+            [event.inbox_id],
+        )
+        .map_err(fail)?;
+        if self.fail.load(std::sync::atomic::Ordering::SeqCst) {
+            // After its own write: the rollback must undo it.
+            return Err(hookinbox_store::HandlerError("ledger closed".into()));
+        }
+        Ok(())
+    }
+}
+
+fn booked(db: &std::path::Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let Ok(mut statement) = conn.prepare("SELECT inbox_id FROM booked ORDER BY inbox_id") else {
+        return Vec::new(); // the handler never committed its table
+    };
+    statement
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+fn delivery_status(db: &std::path::Path) -> (String, i64) {
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .query_row("SELECT status, attempts FROM delivery", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_handler_commits_with_delivered_or_not_at_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inbox.db");
+    let store = Arc::new(SqliteStore::open(SqliteOptions::new(&path)).unwrap());
+    let handler = Arc::new(Booking {
+        fail: std::sync::atomic::AtomicBool::new(true),
+    });
+    let dyn_store: Arc<dyn Store> = store.clone();
+    let id = inserted(&dyn_store, event_for_target("h1", None)).await;
+    let lease = dyn_store.lease(lease_params("w1", 1_000)).await.unwrap();
+    let event = dyn_store.load_event(&id).await.unwrap().unwrap();
+
+    // The handler fails after writing: its write and the DELIVERED marker
+    // are both rolled back, and the lease is still held for settling.
+    let failed = store
+        .deliver_to_handler(lease[0].clone(), event.clone(), handler.clone(), 1_001)
+        .await;
+    assert!(matches!(failed, Err(StoreError::Handler(_))), "{failed:?}");
+    assert!(booked(&path).is_empty());
+    assert_eq!(delivery_status(&path), ("LEASED".to_owned(), 0));
+
+    // The next attempt applies: the booking and DELIVERED commit together.
+    handler
+        .fail
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    let applied = store
+        .deliver_to_handler(lease[0].clone(), event.clone(), handler.clone(), 1_002)
+        .await
+        .unwrap();
+    assert_eq!(applied, hookinbox_store::HandlerDelivery::Applied);
+    assert_eq!(booked(&path), vec![id.clone()]);
+    assert_eq!(delivery_status(&path), ("DELIVERED".to_owned(), 1));
+    assert_eq!(
+        dyn_store.stats().await.unwrap().by_status.get("PROCESSED"),
+        Some(&1)
+    );
+
+    // The same lease again (a late duplicate attempt): the handler does not run.
+    let again = store
+        .deliver_to_handler(lease[0].clone(), event, handler, 1_003)
+        .await
+        .unwrap();
+    assert_eq!(again, hookinbox_store::HandlerDelivery::LeaseLost);
+    assert_eq!(booked(&path), vec![id]);
+}
+
+#[tokio::test]
+async fn a_handler_does_not_run_under_a_lease_that_was_reclaimed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inbox.db");
+    let store = Arc::new(SqliteStore::open(SqliteOptions::new(&path)).unwrap());
+    let handler = Arc::new(Booking {
+        fail: std::sync::atomic::AtomicBool::new(false),
+    });
+    let dyn_store: Arc<dyn Store> = store.clone();
+    let id = inserted(&dyn_store, event_for_target("h2", None)).await;
+    let stale = dyn_store.lease(lease_params("w1", 1_000)).await.unwrap();
+    let event = dyn_store.load_event(&id).await.unwrap().unwrap();
+    // w1 stalls past its lease; the rescuer reclaims it and w2 takes it.
+    assert_eq!(dyn_store.reclaim_expired(1_000 + 31_000).await.unwrap(), 1);
+    let current = dyn_store.lease(lease_params("w2", 32_000)).await.unwrap();
+    assert_eq!(current.len(), 1);
+
+    let late = store
+        .deliver_to_handler(stale[0].clone(), event.clone(), handler.clone(), 32_001)
+        .await
+        .unwrap();
+    assert_eq!(late, hookinbox_store::HandlerDelivery::LeaseLost);
+    assert!(booked(&path).is_empty(), "the stale worker applied nothing");
+    let applied = store
+        .deliver_to_handler(current[0].clone(), event, handler, 32_002)
+        .await
+        .unwrap();
+    assert_eq!(applied, hookinbox_store::HandlerDelivery::Applied);
+    assert_eq!(booked(&path), vec![id]);
+}
