@@ -17,6 +17,7 @@ pub mod endpoint;
 pub mod failpoint;
 pub mod ingress;
 pub(crate) mod json_line;
+pub mod reload;
 pub mod server;
 pub mod storage;
 pub mod telemetry;

@@ -20,7 +20,7 @@ use crate::ingress::client_address::TrustedProxies;
 use crate::ingress::client_refusals::ClientRefusals;
 use crate::server::{self, HttpLimits};
 use crate::tls_listener::TlsListener;
-use crate::{admin, delivery, endpoint, ingress, storage, telemetry};
+use crate::{admin, delivery, endpoint, ingress, reload, storage, telemetry};
 use hookinbox_store::Store;
 
 pub async fn run(
@@ -88,11 +88,9 @@ pub async fn run_with_handlers(
     let listener = server::bind(address, settings.server.listen_backlog.get())
         .with_context(|| format!("cannot listen on {address}"))?;
     let bound = listener.local_addr()?;
-    if let Some(tls) = &tls {
-        // Before the announcement: from then on a SIGHUP reloads, never kills.
-        tls.reload_on_sighup()
-            .context("installing the SIGHUP handler for TLS reloads")?;
-    }
+    // Before the announcement: from then on a SIGHUP reloads, never kills.
+    let reloadables = tls.iter().map(TlsListener::certificate).collect();
+    reload::reload_on_sighup(reloadables).context("installing the SIGHUP handler")?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     announce_url(&format!("{scheme}://{bound}"))?;
     tracing::info!(

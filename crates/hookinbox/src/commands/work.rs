@@ -5,9 +5,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use anyhow::Context;
+
 use crate::config;
 use crate::delivery::HandlerRegistry;
-use crate::{delivery, endpoint, server, storage};
+use crate::{delivery, endpoint, reload, server, storage};
 
 pub async fn run(config_path: &Path) -> anyhow::Result<()> {
     run_with_handlers(
@@ -37,6 +39,9 @@ pub async fn run_with_handlers(
         handlers,
         shutdown,
     )?;
+    // `systemctl reload` must not stop the workers: nothing of theirs is
+    // reloadable yet, but a SIGHUP is answered, not fatal.
+    reload::reload_on_sighup(Vec::new()).context("installing the SIGHUP handler")?;
     tracing::info!(
         message = "Delivering.",
         targets = endpoints.values().map(|e| e.targets.len()).sum::<usize>()
