@@ -14,12 +14,26 @@ pub mod commands;
 pub mod config;
 pub mod delivery;
 pub mod endpoint;
+mod error;
 pub mod failpoint;
 pub mod ingress;
 pub(crate) mod json_line;
 pub mod reload;
 pub mod server;
+mod service;
 pub mod storage;
 pub mod telemetry;
 pub mod tls_certificate;
 pub mod tls_listener;
+
+pub use delivery::HandlerRegistry;
+pub use error::Error;
+pub use server::shutdown_signal;
+pub use service::Service;
+
+pub use hookinbox_store::{HandledEvent, HandlerError, SqliteHandler, Store};
+
+/// The storage seam (`hookinbox-store`).
+pub use hookinbox_store as store;
+/// Provider signature verification (`hookinbox-verify`).
+pub use hookinbox_verify as verify;

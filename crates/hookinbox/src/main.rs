@@ -4,6 +4,7 @@ use clap::Parser;
 use hookinbox::cli::{Cli, Command, LogFormat};
 use hookinbox::commands;
 use hookinbox::commands::output::{error_line, is_stdout_closed, note_line, Stdout};
+use hookinbox::HandlerRegistry;
 use tracing_subscriber::EnvFilter;
 
 /// Exit status: 0 success (or stdout closed by its reader), 1 a negative
@@ -18,11 +19,18 @@ fn main() -> ExitCode {
             no_workers,
         } => runtime()
             .and_then(|runtime| {
-                runtime.block_on(commands::serve::run(&config, listen, !no_workers))
+                runtime.block_on(commands::serve::run(
+                    &config,
+                    listen,
+                    !no_workers,
+                    HandlerRegistry::new(),
+                ))
             })
             .map(|()| true),
         Command::Work { config } => runtime()
-            .and_then(|runtime| runtime.block_on(commands::work::run(&config)))
+            .and_then(|runtime| {
+                runtime.block_on(commands::work::run(&config, HandlerRegistry::new()))
+            })
             .map(|()| true),
         Command::Events { command } => runtime().and_then(|runtime| {
             runtime.block_on(commands::events::run(command, &mut Stdout::lock()))
