@@ -10,7 +10,7 @@ use crate::cli::ConfigCommand;
 use crate::config;
 use crate::service::Components;
 
-pub fn run(command: ConfigCommand) -> anyhow::Result<()> {
+pub(crate) fn run(command: ConfigCommand) -> anyhow::Result<()> {
     match command {
         ConfigCommand::Example => print(config::EXAMPLE),
         ConfigCommand::Check { config, json } => check(&config, json),

@@ -8,7 +8,7 @@ use crate::{config, shutdown_signal, HandlerRegistry, Service};
 
 /// `listen` overrides `server.listen`; the bound address is printed on
 /// stdout for scripts that start it on port 0.
-pub async fn run(
+pub(crate) async fn run(
     config_path: &Path,
     listen: Option<SocketAddr>,
     workers: bool,

@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::{shutdown_signal, HandlerRegistry, Service};
 
 /// Delivers until SIGTERM or Ctrl-C.
-pub async fn run(config_path: &Path, handlers: HandlerRegistry) -> anyhow::Result<()> {
+pub(crate) async fn run(config_path: &Path, handlers: HandlerRegistry) -> anyhow::Result<()> {
     Service::from_config_file(config_path)?
         .handlers(handlers)
         .work_until(shutdown_signal())
