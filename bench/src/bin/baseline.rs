@@ -21,10 +21,11 @@
 //!
 //! Everything except the store is the real service: the same configuration
 //! file and loader, the same endpoints and verifiers, the same router and
-//! ingress pipeline, the same server loop and tokio runtime: it calls the
-//! very function `hookinbox serve` serves with (`serve_ingress`), and only
-//! [`DiscardStore`] replaces the SQLite store. It prints the same stdout line
-//! (`announce`), so the script starts both the same way.
+//! ingress pipeline, the same server loop, metrics recorder and tokio
+//! runtime: it runs the very [`hookinbox::Service`] `hookinbox serve` runs,
+//! without workers, and only [`DiscardStore`] (given to `Service::store`)
+//! replaces the SQLite store. It prints the same stdout line
+//! (`announce_on_stdout`), so the script starts both the same way.
 //!
 //! ```sh
 //! baseline --config bench.toml --listen 127.0.0.1:0
@@ -37,15 +38,11 @@ use std::sync::Arc;
 use anyhow::Context;
 use async_trait::async_trait;
 use clap::Parser;
-use hookinbox::commands::serve as serve_cmd;
-use hookinbox::config;
-use hookinbox::endpoint;
-use hookinbox::server;
-use hookinbox_store::{
+use hookinbox::store::{
     AcceptOutcome, LeaseParams, LeasedDelivery, NewEvent, ReplaySelector, Settlement, Stats, Store,
     StoreError, StoredEvent,
 };
-use tokio::net::TcpListener;
+use hookinbox::{config, Service};
 use tracing_subscriber::EnvFilter;
 
 /// Flags: the same two as `hookinbox serve`.
@@ -139,25 +136,17 @@ fn main() -> anyhow::Result<()> {
         .block_on(serve(args))
 }
 
-/// `hookinbox serve` (`commands/serve.rs`) with the store swapped for [`DiscardStore`].
+/// `hookinbox serve --no-workers` with the store swapped for [`DiscardStore`].
 async fn serve(args: Args) -> anyhow::Result<()> {
-    let config = config::load(&args.config)?;
-    let endpoints = endpoint::build_all(&config)?;
-    let address = args.listen.unwrap_or(config.server.listen);
-    let listener = TcpListener::bind(address)
-        .await
-        .with_context(|| format!("cannot listen on {address}"))?;
-    let bound = listener.local_addr()?;
-    serve_cmd::announce(bound)?;
-    serve_cmd::serve_ingress(
-        listener,
-        endpoints,
-        Arc::new(DiscardStore),
-        &config.server,
-        config.storage.commit_timeout,
-        None,
-        server::shutdown_signal(),
-    )
-    .await;
+    let mut settings = config::load(&args.config)?;
+    if let Some(listen) = args.listen {
+        settings.server.listen = listen;
+    }
+    Service::from_settings(settings)
+        .store(Arc::new(DiscardStore))
+        .workers(false)
+        .announce_on_stdout()
+        .run_until(hookinbox::shutdown_signal())
+        .await?;
     Ok(())
 }

@@ -1,6 +1,12 @@
 //! `ledger` — hookinbox embedded as a library, with a handler whose business
 //! change commits in the same transaction as the event's record.
 //!
+//! The handler runs while the provider's request waits, so it is built from
+//! hookinbox's parts ([`hookinbox::verify`], [`hookinbox::store`]'s
+//! `accept_and_handle`) under a router of its own. To acknowledge first and
+//! apply the change later, with hookinbox's retries, run the same handler
+//! as a `kind = "handler"` target of a [`hookinbox::Service`] instead.
+//!
 //! ```sh
 //! cargo run --release -p hookinbox --example ledger -- --listen 127.0.0.1:8090 --db ledger.db --secret S
 //! ```
@@ -33,11 +39,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use clap::Parser;
-use hookinbox_store::{
+use hookinbox::rusqlite;
+use hookinbox::store::{
     AcceptOutcome, Fingerprint, HandledEvent, HandlerError, NewEvent, SqliteHandler, SqliteOptions,
     SqliteStore, StoreError, UnsignedMetadata,
 };
-use hookinbox_verify::{
+use hookinbox::verify::{
     adapter_for, AdapterSettings, Headers, Outcome, Reason, Request, SecretInput, Verifier,
 };
 use serde_json::json;
@@ -319,7 +326,7 @@ mod tests {
         sign_ts: i64,
         extra: &[(&str, String)],
     ) -> (u16, serde_json::Value) {
-        let signature = hookinbox_verify::providers::lab::sign(SECRET, sign_ts, body.as_bytes());
+        let signature = hookinbox::verify::providers::lab::sign(SECRET, sign_ts, body.as_bytes());
         let mut headers = vec![
             ("Content-Type", "application/json".to_owned()),
             ("X-Timestamp", ts.to_owned()),

@@ -1,24 +1,93 @@
 //! hookinbox: a durable webhook receiver.
 //!
-//! The service crate wires the pure verifier (`hookinbox-verify`) and the
-//! store (`hookinbox-store`) behind an HTTP ingress, and carries the CLI.
-//! The rule everything serves: a 2xx means "durably accepted (or already
-//! accepted)", and is never sent before the commit that makes it true.
+//! It receives webhooks from payment and SaaS providers, verifies each
+//! request, stores each logical event exactly once, and delivers it to
+//! targets with retries. The rule everything serves: a 2xx means "durably
+//! accepted (or already accepted)", and is never sent before the commit
+//! that makes it true.
+//!
+//! The `hookinbox` binary is this library's [`cli::run`]. A program that
+//! embeds it runs a [`Service`] from a configuration file, most often to
+//! run its own business logic as a `kind = "handler"` target: the delivery
+//! workers call its [`SqliteHandler`] inside the transaction that records
+//! the delivery, so each event changes the program's state exactly once,
+//! and a failing handler is retried without the provider seeing an error.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//!
+//! use hookinbox::rusqlite::Connection;
+//! use hookinbox::{HandledEvent, HandlerError, HandlerRegistry, Service, SqliteHandler};
+//!
+//! /// Books each event once, in the transaction that marks it delivered.
+//! struct Ledger;
+//!
+//! impl SqliteHandler for Ledger {
+//!     fn handle(&self, conn: &Connection, event: &HandledEvent<'_>) -> Result<(), HandlerError> {
+//!         conn.execute(
+//!             "INSERT INTO ledger (inbox_id, payload) VALUES (?1, ?2)",
+//!             (event.inbox_id, event.payload),
+//!         )
+//!         .map_err(|error| HandlerError(error.to_string()))?;
+//!         Ok(())
+//!     }
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), hookinbox::Error> {
+//!     // hookinbox.toml has a target `name = "ledger"`, `kind = "handler"`.
+//!     let handlers = HandlerRegistry::new().register("ledger", Arc::new(Ledger));
+//!     let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await.expect("bind");
+//!     Service::from_config_file("hookinbox.toml")?
+//!         .handlers(handlers)
+//!         .listener(listener)
+//!         // Serves until SIGTERM or Ctrl-C, then drains and returns.
+//!         .run_until(hookinbox::shutdown_signal())
+//!         .await
+//! }
+//! ```
+//!
+//! The rest of the crate — ingress, delivery, the server loop, telemetry —
+//! is internal: reach it through [`Service`] and the [`config`] it runs.
+//! The building blocks it wires are public crates of their own, re-exported
+//! here: [`verify`] (provider signatures, no I/O) and [`store`] (the
+//! [`Store`] seam and its SQLite implementation).
 
-pub mod admin;
-pub mod app_state;
-pub mod basic_auth;
+#![warn(missing_docs)]
+
+pub(crate) mod admin;
+pub(crate) mod app_state;
+pub(crate) mod basic_auth;
 pub mod cli;
-pub mod clock;
-pub mod commands;
+pub(crate) mod clock;
+pub(crate) mod commands;
 pub mod config;
-pub mod delivery;
-pub mod endpoint;
-pub mod failpoint;
-pub mod ingress;
+pub(crate) mod delivery;
+pub(crate) mod endpoint;
+mod error;
+pub(crate) mod failpoint;
+pub(crate) mod ingress;
 pub(crate) mod json_line;
-pub mod server;
-pub mod storage;
-pub mod telemetry;
-pub mod tls_certificate;
-pub mod tls_listener;
+pub(crate) mod reload;
+pub(crate) mod server;
+mod service;
+pub(crate) mod storage;
+pub(crate) mod telemetry;
+pub(crate) mod tls_certificate;
+pub(crate) mod tls_listener;
+
+pub use delivery::HandlerRegistry;
+pub use error::Error;
+pub use server::shutdown_signal;
+pub use service::Service;
+
+pub use hookinbox_store::{HandledEvent, HandlerError, SqliteHandler, Store};
+
+/// The storage seam (`hookinbox-store`): the [`Store`] trait, its SQLite
+/// implementation, and the types a handler or a store of its own needs.
+pub use hookinbox_store as store;
+/// Provider signature verification (`hookinbox-verify`): pure, no I/O.
+pub use hookinbox_verify as verify;
+/// The SQLite crate a [`SqliteHandler`] is handed a connection of, at the
+/// version the store uses.
+pub use rusqlite;

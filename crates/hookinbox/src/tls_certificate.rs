@@ -20,6 +20,7 @@ use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 
 use crate::config::{self, ConfigError};
+use crate::reload::Reloadable;
 
 /// Why a certificate/key pair cannot be used. Messages give the path,
 /// never the files' contents; [`CertificateError::field`] names the field.
@@ -108,7 +109,7 @@ fn read(path: &Path, field: &'static str) -> Result<Vec<u8>, CertificateError> {
     })
 }
 
-/// The pair new handshakes present, swapped by [`ReloadableCertificate::reload`].
+/// The pair new handshakes present, swapped by [`ReloadableCertificate::try_reload`].
 #[derive(Debug)]
 pub struct ReloadableCertificate {
     files: CertificateFiles,
@@ -132,40 +133,30 @@ impl ReloadableCertificate {
 
     /// Reads the files again; on success new handshakes present the new
     /// pair, on error the current one stays.
-    pub fn reload(&self) -> Result<(), CertificateError> {
+    pub fn try_reload(&self) -> Result<(), CertificateError> {
         let fresh = Arc::new(self.files.load(&self.provider)?);
         // A poisoned lock only means a writer panicked mid-assignment of an
         // Arc, which cannot leave it half-written: take it over.
         *self.current.write().unwrap_or_else(|p| p.into_inner()) = fresh;
         Ok(())
     }
+}
 
-    /// Reloads on every SIGHUP, logging the outcome, for as long as the
-    /// process runs. The handler is installed before this returns, so a
-    /// SIGHUP sent after start-up never takes the default action (exit).
-    pub fn reload_on_sighup(self: &Arc<Self>) -> std::io::Result<()> {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{signal, SignalKind};
-            let mut hangups = signal(SignalKind::hangup())?;
-            let certificate = Arc::clone(self);
-            tokio::spawn(async move {
-                while hangups.recv().await.is_some() {
-                    match certificate.reload() {
-                        Ok(()) => tracing::info!(
-                            message = "TLS certificate reloaded.",
-                            cert_file = %certificate.files.cert_file.display()
-                        ),
-                        Err(error) => tracing::error!(
-                            message = "TLS certificate reload failed; keeping the current certificate.",
-                            field = error.field(),
-                            %error
-                        ),
-                    }
-                }
-            });
+/// On SIGHUP (`reload.rs`): the new pair for new handshakes, or the
+/// current one kept and the error logged with its field.
+impl Reloadable for ReloadableCertificate {
+    fn reload(&self) {
+        match self.try_reload() {
+            Ok(()) => tracing::info!(
+                message = "TLS certificate reloaded.",
+                cert_file = %self.files.cert_file.display()
+            ),
+            Err(error) => tracing::error!(
+                message = "TLS certificate reload failed; keeping the current certificate.",
+                field = error.field(),
+                %error
+            ),
         }
-        Ok(())
     }
 }
 

@@ -21,6 +21,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::server::TlsStream;
 
 use crate::config::{self, ConfigError};
+use crate::reload::Reloadable;
 use crate::tls_certificate::{CertificateFiles, ReloadableCertificate};
 
 /// Why a connection ended before its handshake completed.
@@ -41,8 +42,8 @@ pub struct TlsListener {
 }
 
 impl TlsListener {
-    /// Reads `[server.tls]`'s files; errors name the field. Does not
-    /// install the SIGHUP reload: see [`Self::reload_on_sighup`].
+    /// Reads `[server.tls]`'s files; errors name the field. SIGHUP reloads
+    /// them once [`Self::certificate`] is handed to `reload_on_sighup`.
     pub fn build(settings: &config::Tls) -> Result<TlsListener, ConfigError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let files = CertificateFiles::from_settings(settings);
@@ -60,9 +61,9 @@ impl TlsListener {
         })
     }
 
-    /// Re-reads the certificate files on every SIGHUP from now on.
-    pub fn reload_on_sighup(&self) -> std::io::Result<()> {
-        self.certificate.reload_on_sighup()
+    /// The certificate new handshakes present, which a SIGHUP re-reads.
+    pub fn certificate(&self) -> Arc<dyn Reloadable> {
+        Arc::clone(&self.certificate) as Arc<dyn Reloadable>
     }
 
     /// Runs the server side of the handshake, within the deadline.

@@ -11,8 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookinbox::delivery::HandlerRegistry;
-use hookinbox_store::{HandledEvent, HandlerError, SqliteHandler};
+use hookinbox::{HandledEvent, HandlerError, HandlerRegistry, Service, SqliteHandler};
 use support::*;
 
 /// Adds each event's `amount` to `ledger`; fails the first two attempts of
@@ -107,29 +106,23 @@ fn ledger(db: &std::path::Path) -> Vec<(String, i64)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_event_is_applied_exactly_once_and_failures_are_retried() {
     let (_dir, db, config_path) = handler_setup("ledger");
-    let addr = reserve_port();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
     let handler = Arc::new(Ledger::default());
     let handlers = HandlerRegistry::new().register("ledger", handler.clone());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    // A start-up error drops the listener: the sends below fail, never hang.
     let service = tokio::spawn(async move {
-        hookinbox::commands::serve::run_with_handlers(
-            &config_path,
-            Some(addr),
-            true,
-            &handlers,
-            async {
+        Service::from_config_file(&config_path)?
+            .handlers(handlers)
+            .listener(listener)
+            .run_until(async {
                 let _ = stopped.await;
-            },
-        )
-        .await
+            })
+            .await
     });
     let url = format!("http://{addr}/hooks/lab");
     let client = client();
-    assert!(
-        listening(addr).await,
-        "the embedded service did not start: {:?}",
-        service.is_finished()
-    );
 
     // 20 events, each sent twice at once (a provider retrying).
     let sends: Vec<_> = (1..=20)
@@ -194,16 +187,20 @@ async fn every_event_is_applied_exactly_once_and_failures_are_retried() {
 async fn a_handler_target_without_a_registered_handler_stops_start_up() {
     let (_dir, _db, config_path) = handler_setup("billing");
     let handlers = HandlerRegistry::new().register("ledger", Arc::new(Ledger::default()) as Arc<_>);
-    let error = hookinbox::commands::serve::run_with_handlers(
-        &config_path,
-        Some(reserve_port()),
-        true,
-        &handlers,
-        std::future::pending(),
-    )
-    .await
-    .unwrap_err();
-    let message = format!("{error:#}");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let error = Service::from_config_file(&config_path)
+        .unwrap()
+        .handlers(handlers)
+        .listener(listener)
+        .run_until(std::future::pending())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, hookinbox::Error::HandlerMissing { endpoint, target }
+            if endpoint == "lab" && target == "billing"),
+        "{error:?}"
+    );
+    let message = error.to_string();
     assert!(
         message.contains("\"billing\"") && message.contains("no handler is registered"),
         "{message}"
@@ -259,15 +256,14 @@ fn embedded_service_child() {
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let handlers = HandlerRegistry::new().register("counter", Arc::new(Counter));
-    let listen = listen.parse().unwrap();
+    let mut settings = hookinbox::config::load(std::path::Path::new(&config)).unwrap();
+    settings.server.listen = listen.parse().unwrap();
     runtime
-        .block_on(hookinbox::commands::serve::run_with_handlers(
-            std::path::Path::new(&config),
-            Some(listen),
-            true,
-            &handlers,
-            std::future::pending(),
-        ))
+        .block_on(
+            Service::from_settings(settings)
+                .handlers(handlers)
+                .run_until(std::future::pending()),
+        )
         .unwrap();
 }
 

@@ -108,23 +108,6 @@ fn der(pem: &str) -> CertificateDer<'static> {
     CertificateDer::from_pem_slice(pem.as_bytes()).unwrap()
 }
 
-fn sighup(server: &Server) {
-    let status = std::process::Command::new("kill")
-        .args(["-HUP", &server.pid().to_string()])
-        .status()
-        .expect("run kill");
-    assert!(status.success());
-}
-
-/// Waits until the server's log holds `count` lines containing `needle`.
-async fn logged(server: &Server, needle: &str, count: usize) {
-    let seen = eventually(Duration::from_secs(10), || {
-        server.logs().matches(needle).count() >= count
-    })
-    .await;
-    assert!(seen, "no {needle:?} (x{count}) in:\n{}", server.logs());
-}
-
 #[tokio::test]
 async fn a_signed_request_over_tls_is_accepted_and_plain_http_is_not() {
     let pki = TestPki::new(&["127.0.0.1"]);

@@ -16,7 +16,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
@@ -26,6 +25,7 @@ use axum::Router;
 use hookinbox_store::Store;
 
 use crate::config::{self, ConfigError};
+use crate::error::Error;
 use crate::server::{self, HttpLimits};
 use crate::telemetry::MetricsHandle;
 use host_allowlist::HostAllowlist;
@@ -148,11 +148,15 @@ pub async fn spawn(
     metrics: Option<MetricsHandle>,
     store: Arc<dyn Store>,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
-) -> anyhow::Result<SocketAddr> {
+) -> Result<SocketAddr, Error> {
+    let cannot_listen = |source| Error::AdminListen {
+        address: settings.listen,
+        source,
+    };
     let listener = tokio::net::TcpListener::bind(settings.listen)
         .await
-        .with_context(|| format!("admin.listen: cannot listen on {}", settings.listen))?;
-    let address = listener.local_addr()?;
+        .map_err(cannot_listen)?;
+    let address = listener.local_addr().map_err(cannot_listen)?;
     let hosts = settings.hosts.at_port(address.port());
     let app = router(metrics, store, settings.token, hosts);
     tokio::spawn(async move {

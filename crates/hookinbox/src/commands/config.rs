@@ -7,10 +7,10 @@ use anyhow::Context;
 
 use super::output::{note, Stdout};
 use crate::cli::ConfigCommand;
-use crate::commands::serve;
 use crate::config;
+use crate::service::Components;
 
-pub fn run(command: ConfigCommand) -> anyhow::Result<()> {
+pub(crate) fn run(command: ConfigCommand) -> anyhow::Result<()> {
     match command {
         ConfigCommand::Example => print(config::EXAMPLE),
         ConfigCommand::Check { config, json } => check(&config, json),
@@ -23,7 +23,7 @@ pub fn run(command: ConfigCommand) -> anyhow::Result<()> {
 /// sources only: the settings hold nothing else.
 fn check(path: &Path, json: bool) -> anyhow::Result<()> {
     let settings = config::load(path)?;
-    serve::build(&settings)?;
+    Components::build(&settings)?;
     for endpoint in &settings.endpoints {
         for target in &endpoint.targets {
             if matches!(target.kind, config::TargetKind::Handler) {
@@ -31,7 +31,8 @@ fn check(path: &Path, json: bool) -> anyhow::Result<()> {
                     "note: endpoint `{}`, target `{}` is a handler target: only a program that \
                      embeds hookinbox and registers a handler under that name can deliver it \
                      (the stock `hookinbox serve` refuses it unless run with --no-workers)",
-                    endpoint.id, target.name
+                    endpoint.id,
+                    target.name
                 );
             }
         }

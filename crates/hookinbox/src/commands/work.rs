@@ -3,47 +3,14 @@
 //! the file's write lock in turn).
 
 use std::path::Path;
-use std::sync::Arc;
 
-use crate::config;
-use crate::delivery::HandlerRegistry;
-use crate::{delivery, endpoint, server, storage};
+use crate::{shutdown_signal, HandlerRegistry, Service};
 
-pub async fn run(config_path: &Path) -> anyhow::Result<()> {
-    run_with_handlers(
-        config_path,
-        &HandlerRegistry::new(),
-        server::shutdown_signal(),
-    )
-    .await
-}
-
-/// `work` for a program that embeds hookinbox: its `handler` targets run
-/// the handlers registered in `handlers`, until `stop_signal` completes (for
-/// the binary: SIGTERM or Ctrl-C).
-pub async fn run_with_handlers(
-    config_path: &Path,
-    handlers: &HandlerRegistry,
-    stop_signal: impl std::future::Future<Output = ()> + Send,
-) -> anyhow::Result<()> {
-    let settings = config::load(config_path)?;
-    let endpoints = endpoint::build_all(&settings)?;
-    let store = storage::open(&settings.storage)?;
-    let (stop, shutdown) = tokio::sync::watch::channel(false);
-    let mut tasks = delivery::spawn(
-        Arc::clone(&store),
-        &endpoints,
-        &settings.delivery,
-        handlers,
-        shutdown,
-    )?;
-    tracing::info!(
-        message = "Delivering.",
-        targets = endpoints.values().map(|e| e.targets.len()).sum::<usize>()
-    );
-    stop_signal.await;
-    let _ = stop.send(true);
-    let grace = settings.server.shutdown_grace;
-    let _ = tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
+/// Delivers until SIGTERM or Ctrl-C.
+pub(crate) async fn run(config_path: &Path, handlers: HandlerRegistry) -> anyhow::Result<()> {
+    Service::from_config_file(config_path)?
+        .handlers(handlers)
+        .work_until(shutdown_signal())
+        .await?;
     Ok(())
 }

@@ -16,14 +16,17 @@ use super::ConfigError;
 /// The admin listener.
 #[derive(Debug, Clone, Serialize)]
 pub struct Admin {
+    /// `admin.listen`: where the admin listener binds.
     pub listen: SocketAddr,
     /// Where the bearer token comes from; `None` only on a loopback address.
     pub token: Option<SecretSource>,
     /// `Host` values admitted besides addresses and `localhost`, as clients
     /// send them (compared without regard to case).
     pub allowed_hosts: Vec<String>,
+    /// Time to receive a request head; also the idle timeout.
     #[serde(with = "humantime_serde")]
     pub header_read_timeout: Duration,
+    /// Admin connections open at once.
     pub max_connections: NonZeroUsize,
 }
 

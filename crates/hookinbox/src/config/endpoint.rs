@@ -38,14 +38,21 @@ pub struct Endpoint {
     pub tolerance: Option<Duration>,
     /// At most 64 MiB.
     pub max_body_bytes: NonZeroUsize,
+    /// The URL providers call, for providers that sign it (Twilio, Square).
     pub public_url: Option<String>,
     /// Lower-cased media types, or `"*"`.
     pub content_types: Vec<String>,
+    /// Event types stored; others are acknowledged and ignored. `None`: all.
     pub event_types: Option<Vec<String>>,
+    /// Verified requests per second the endpoint takes (429 past it).
     pub rate_limit: Option<RateLimit>,
+    /// JSON pointers to an object id and its version, for per-object
+    /// ordering; they override the provider's.
     #[serde(flatten)]
     pub ordering: Option<ObjectOrdering>,
+    /// A credential required besides the signature.
     pub basic_auth: Option<BasicAuth>,
+    /// `[endpoint.generic_hmac]`: the scheme of a `generic_hmac` endpoint.
     pub generic_hmac: Option<GenericHmacFile>,
     /// At least one.
     #[serde(rename = "secret")]
@@ -58,7 +65,9 @@ pub struct Endpoint {
 /// JSON pointers to an object id and its version, for per-object ordering.
 #[derive(Debug, Clone, Serialize)]
 pub struct ObjectOrdering {
+    /// JSON pointer to the object id.
     pub object_id: String,
+    /// JSON pointer to the object's version.
     pub object_version: String,
 }
 
@@ -67,9 +76,12 @@ pub struct ObjectOrdering {
 pub struct SecretVersion {
     /// Not empty.
     pub version: String,
+    /// Where the secret comes from.
     pub value: SecretSource,
-    /// Not after `not_after` when both are set.
+    /// Unix seconds before which this version does not verify yet; not
+    /// after `not_after` when both are set.
     pub not_before: Option<i64>,
+    /// Unix seconds after which this version no longer verifies.
     pub not_after: Option<i64>,
 }
 
@@ -78,6 +90,7 @@ pub struct SecretVersion {
 pub struct BasicAuth {
     /// Not empty, without `:`.
     pub username: String,
+    /// Where the password comes from.
     pub password: SecretSource,
 }
 

@@ -10,21 +10,36 @@ use std::path::PathBuf;
 /// line, `config check`) then shows the cause exactly once.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// A file could not be read: the configuration, or a file it names (a
+    /// secret, a certificate).
     #[error("cannot read {}: {error}", path.display())]
     Read {
+        /// The file.
         path: PathBuf,
+        /// Why.
         error: std::io::Error,
     },
     /// The text is not TOML, or not the shape of a configuration (an
     /// unknown field, a value of the wrong type).
     #[error("{}: {message}", path.display())]
-    Parse { path: PathBuf, message: String },
+    Parse {
+        /// The configuration file.
+        path: PathBuf,
+        /// The line and the parser's reason (never the line's text).
+        message: String,
+    },
     /// A value the types accept but the rules do not.
     #[error("{field}: {message}")]
-    Invalid { field: String, message: String },
+    Invalid {
+        /// The field as the file spells it (`endpoint[2].target[0].timeout`).
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
 }
 
 impl ConfigError {
+    /// A value of `field` the rules do not allow.
     pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
         ConfigError::Invalid {
             field: field.into(),

@@ -16,37 +16,58 @@ use super::ConfigError;
 /// The public listener.
 #[derive(Debug, Clone, Serialize)]
 pub struct Server {
+    /// `server.listen`: where the public listener binds.
     pub listen: SocketAddr,
+    /// Header fields a request head may carry (431 past it).
     pub max_headers: NonZeroUsize,
+    /// Bytes a request head may take (431 past it).
     pub max_header_bytes: usize,
+    /// Time to receive a request head; also how long an idle
+    /// keep-alive connection is kept.
     #[serde(with = "humantime_serde")]
     pub header_read_timeout: Duration,
+    /// Time a whole body may take, however fast it comes (408).
     #[serde(with = "humantime_serde")]
     pub body_read_timeout: Duration,
+    /// How long a body may arrive slower than `min_body_bytes_per_second`.
     #[serde(with = "humantime_serde")]
     pub body_rate_grace: Duration,
+    /// Average rate a body must keep up once the grace period is over.
     pub min_body_bytes_per_second: NonZeroU64,
     /// At most 4 GiB: the budget is a semaphore of `u32` permits.
     pub max_inflight_body_bytes: NonZeroU32,
+    /// Public connections open at once.
     pub max_connections: NonZeroUsize,
+    /// Connections the kernel queues while the listener is at its cap.
     pub listen_backlog: NonZeroU32,
+    /// Requests served on one connection before it is closed.
     pub max_requests_per_connection: NonZeroU32,
+    /// After an answer sent before the body was read: how long the
+    /// rest is read and thrown away before the connection closes.
     #[serde(with = "humantime_serde")]
     pub linger_timeout: Duration,
+    /// …and at most how many bytes of it.
     pub linger_max_bytes: u64,
+    /// Proxies whose `X-Forwarded-For` names the client.
     #[serde(serialize_with = "serialize_displayed")]
     pub trusted_proxies: Vec<IpNet>,
+    /// At shutdown: how long requests and deliveries in flight may take.
     #[serde(with = "humantime_serde")]
     pub shutdown_grace: Duration,
+    /// Refused (unverified) requests one client may send.
     pub unverified_rate_limit: RateLimit,
+    /// `[server.tls]`: HTTPS on the public port.
     pub tls: Option<Tls>,
 }
 
 /// `[server.tls]`, with both paths resolved against the config file's directory.
 #[derive(Debug, Clone, Serialize)]
 pub struct Tls {
+    /// PEM certificate chain, leaf first.
     pub cert_file: PathBuf,
+    /// PEM private key of the chain's leaf.
     pub key_file: PathBuf,
+    /// A connection whose handshake is not done by then is closed.
     #[serde(with = "humantime_serde")]
     pub handshake_timeout: Duration,
 }
@@ -54,7 +75,9 @@ pub struct Tls {
 /// A token bucket whose rate and burst are both positive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct RateLimit {
+    /// Tokens added per second.
     pub per_second: NonZeroU32,
+    /// Tokens the bucket holds.
     pub burst: NonZeroU32,
 }
 

@@ -24,9 +24,13 @@ use super::ConfigError;
 /// A checked configuration.
 #[derive(Debug, Clone, Serialize)]
 pub struct Settings {
+    /// `[server]`: the public listener.
     pub server: Server,
+    /// `[storage]`: the database.
     pub storage: Storage,
+    /// `[delivery]`: the workers, for all targets.
     pub delivery: Delivery,
+    /// `[admin]`: metrics and readiness, if configured.
     pub admin: Option<Admin>,
     /// At least one, ids unique.
     #[serde(rename = "endpoint")]

@@ -17,11 +17,15 @@ pub struct Storage {
     /// The database file, resolved against the config file's directory.
     #[serde(rename = "url", serialize_with = "as_sqlite_url")]
     pub sqlite_path: PathBuf,
+    /// Longest a request waits for its commit (then 503).
     #[serde(with = "humantime_serde")]
     pub commit_timeout: Duration,
+    /// How long a commit waits for the write lock another process holds.
     #[serde(with = "humantime_serde")]
     pub busy_timeout: Duration,
+    /// Writes that may wait for the writer at once (then 503).
     pub queue_capacity: NonZeroUsize,
+    /// Events one group commit takes at most.
     pub max_batch_events: NonZeroUsize,
 }
 
@@ -56,10 +60,13 @@ impl Storage {
 /// How workers lease and poll.
 #[derive(Debug, Clone, Serialize)]
 pub struct Delivery {
+    /// How long a worker holds a delivery before another may take it.
     #[serde(with = "humantime_serde")]
     pub lease: Duration,
+    /// How often an idle worker looks for due deliveries.
     #[serde(with = "humantime_serde")]
     pub poll_interval: Duration,
+    /// How often expired leases are returned to PENDING.
     #[serde(with = "humantime_serde")]
     pub rescue_interval: Duration,
 }

@@ -17,15 +17,23 @@ use super::ConfigError;
 /// One delivery target of an endpoint.
 #[derive(Debug, Clone, Serialize)]
 pub struct Target {
+    /// Unique within the endpoint; a handler target's handler is registered under it.
     pub name: String,
+    /// `kind`, with what that kind needs.
     #[serde(flatten)]
     pub kind: TargetKind,
+    /// Attempts before the delivery is dead.
     pub max_attempts: NonZeroU32,
+    /// Oldest a delivery may get before it is dead.
     #[serde(with = "humantime_serde")]
     pub max_age: Duration,
+    /// Deliveries in flight to this target at once.
     pub concurrency: NonZeroUsize,
+    /// The first retry waits up to this; each later one up to twice the
+    /// previous (full jitter).
     #[serde(with = "humantime_serde")]
     pub retry_base: Duration,
+    /// Longest wait between two attempts.
     #[serde(with = "humantime_serde")]
     pub retry_cap: Duration,
 }
@@ -57,14 +65,17 @@ pub struct HttpDestination {
     /// `http://` or `https://`, with a host.
     #[serde(serialize_with = "serialize_uri")]
     pub url: Uri,
+    /// Where the secret that signs deliveries comes from.
     pub secret: SecretSource,
     /// Only on `https://` URLs; resolved against the config file's directory.
     pub ca_file: Option<PathBuf>,
+    /// Time an attempt may take, answer included.
     #[serde(with = "humantime_serde")]
     pub timeout: Duration,
 }
 
 impl HttpDestination {
+    /// Whether the URL is `https://`.
     pub fn is_https(&self) -> bool {
         self.url.scheme_str() == Some("https")
     }

@@ -25,13 +25,21 @@ use super::retry_policy::AttemptOutcome;
 
 /// Handlers by target name, as the embedding program registers them; a
 /// `kind = "handler"` target named `ledger` runs the handler registered as
-/// `ledger` (for every endpoint that has such a target).
+/// `ledger` (for every endpoint that has such a target). Given to
+/// [`Service::handlers`](crate::Service::handlers).
+///
+/// Each delivery runs its handler in the transaction that records it
+/// DELIVERED: the change and the marker commit together or not at all, so
+/// an event changes the program's state exactly once, whatever crashes,
+/// retries or expired leases it goes through; a handler error is a failed
+/// attempt, retried with the target's backoff.
 #[derive(Clone, Default)]
 pub struct HandlerRegistry {
     handlers: HashMap<String, Arc<dyn SqliteHandler>>,
 }
 
 impl HandlerRegistry {
+    /// No handlers (what the stock binary runs with).
     pub fn new() -> HandlerRegistry {
         HandlerRegistry::default()
     }

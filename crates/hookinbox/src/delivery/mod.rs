@@ -19,41 +19,44 @@ use tokio::task::JoinSet;
 
 use crate::config;
 use crate::endpoint::Endpoints;
+use crate::error::Error;
 use handler_target::BoundHandler;
 pub use handler_target::HandlerRegistry;
 use target::Sender;
 use worker::WorkerContext;
 
-/// A `handler` target whose name has no registered handler.
-#[derive(Debug, thiserror::Error)]
-#[error("endpoint {endpoint:?}, target {target:?}: a handler target, but no handler is registered under that name (handler targets need a program that embeds hookinbox and registers one)")]
-pub struct UnboundHandler {
-    pub endpoint: String,
-    pub target: String,
-}
-
 /// Starts one worker per target and the lease rescuer; they stop when
 /// `shutdown` turns true. Every `handler` target must have a handler in
-/// `handlers`.
+/// `handlers`, and runs it in the transactions of `handler_store`: the
+/// configured SQLite store (`None` when the embedder gave a store of its own).
 pub fn spawn(
-    store: Arc<SqliteStore>,
+    store: Arc<dyn Store>,
+    handler_store: Option<&Arc<SqliteStore>>,
     endpoints: &Endpoints,
     settings: &config::Delivery,
     handlers: &HandlerRegistry,
     shutdown: watch::Receiver<bool>,
-) -> Result<JoinSet<()>, UnboundHandler> {
+) -> Result<JoinSet<()>, Error> {
     let mut bound = Vec::new();
     for endpoint in endpoints.values() {
         for target in &endpoint.targets {
             let handler = match target.sender {
                 Sender::Http(_) => None,
                 Sender::Handler => {
-                    let handler = handlers.get(&target.name).ok_or_else(|| UnboundHandler {
-                        endpoint: target.endpoint_id.clone(),
-                        target: target.name.clone(),
-                    })?;
+                    let handler =
+                        handlers
+                            .get(&target.name)
+                            .ok_or_else(|| Error::HandlerMissing {
+                                endpoint: target.endpoint_id.clone(),
+                                target: target.name.clone(),
+                            })?;
+                    let store =
+                        handler_store.ok_or_else(|| Error::HandlerNeedsConfiguredStore {
+                            endpoint: target.endpoint_id.clone(),
+                            target: target.name.clone(),
+                        })?;
                     Some(BoundHandler {
-                        store: Arc::clone(&store),
+                        store: Arc::clone(store),
                         handler,
                     })
                 }
@@ -61,7 +64,6 @@ pub fn spawn(
             bound.push((Arc::clone(target), handler));
         }
     }
-    let store: Arc<dyn Store> = store;
     let context = WorkerContext {
         store: Arc::clone(&store),
         owner: format!("{}-{}", std::process::id(), uuid::Uuid::now_v7()),

@@ -46,6 +46,7 @@ impl BodyBudget {
     }
 
     /// Bytes not reserved by anyone.
+    #[cfg(test)]
     pub fn available(&self) -> usize {
         self.bytes.available_permits()
     }
@@ -70,6 +71,7 @@ impl Reservation {
     }
 
     /// Bytes this reservation holds.
+    #[cfg(test)]
     pub fn bytes(&self) -> usize {
         self.permit.as_ref().map_or(0, |p| p.num_permits())
     }

@@ -10,7 +10,7 @@ use axum::extract::{Path, State};
 use axum::http::{header, request, HeaderMap, HeaderValue, Method, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use hookinbox_store::{AcceptOutcome, Fingerprint, NewEvent, StoreError, UnsignedMetadata};
+use hookinbox_store::{AcceptOutcome, Fingerprint, NewEvent, UnsignedMetadata};
 use hookinbox_verify::{Failure, Headers, Outcome, Reply, Verified};
 
 use super::audit_headers::audit_headers;
@@ -29,10 +29,6 @@ use crate::telemetry::{
 /// over up to the body limit never stalls the async workers; smaller ones are
 /// cheaper to verify in place than to hand over.
 const BLOCKING_VERIFY_THRESHOLD: usize = 32 * 1024;
-
-/// `Retry-After` when storage is in trouble (failed or timed-out commit):
-/// a full or frozen disk seldom heals within a second.
-const STORAGE_RETRY_AFTER_SECONDS: u64 = 5;
 
 pub async fn receive(
     State(state): State<AppState>,
@@ -199,9 +195,7 @@ async fn pipeline(
                 timeout: state.commit_timeout,
             }
             .emit(&state.storage_refusals);
-            return Err(Rejection::Unavailable {
-                retry_after_seconds: STORAGE_RETRY_AFTER_SECONDS,
-            });
+            return Err(Rejection::commit_timed_out());
         }
     };
     if accepted.is_ok() {
@@ -222,18 +216,12 @@ async fn pipeline(
             Err(Rejection::Conflict)
         }
         Err(error) => {
-            let retry_after_seconds = match error {
-                StoreError::Overloaded => 1,
-                _ => STORAGE_RETRY_AFTER_SECONDS,
-            };
             CommitFailed {
                 endpoint: &endpoint.id,
                 error: &error,
             }
             .emit(&state.storage_refusals);
-            Err(Rejection::Unavailable {
-                retry_after_seconds,
-            })
+            Err(Rejection::storage(&error))
         }
     }
 }

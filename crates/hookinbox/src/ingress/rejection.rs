@@ -3,10 +3,15 @@
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use hookinbox_store::StoreError;
 use hookinbox_verify::Reason;
 use serde_json::json;
 
 use crate::json_line::JsonLine;
+
+/// `Retry-After` when storage is in trouble (a failed or timed-out commit):
+/// a full or frozen disk seldom heals within a second.
+const STORAGE_RETRY_AFTER_SECONDS: u64 = 5;
 
 /// Every way ingress refuses a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +82,27 @@ impl Rejection {
     pub fn overloaded() -> Rejection {
         Rejection::Unavailable {
             retry_after_seconds: 1,
+        }
+    }
+
+    /// The answer when the commit failed: nothing was acknowledged, so the
+    /// provider must retry — soon if the commit queue was merely full, later
+    /// if the storage itself is in trouble.
+    pub fn storage(error: &StoreError) -> Rejection {
+        match error {
+            StoreError::Overloaded => Rejection::overloaded(),
+            _ => Rejection::Unavailable {
+                retry_after_seconds: STORAGE_RETRY_AFTER_SECONDS,
+            },
+        }
+    }
+
+    /// The answer when the commit did not return within
+    /// `storage.commit_timeout`: its outcome is unknown, and the provider's
+    /// retry finds the event as a duplicate or stores it.
+    pub fn commit_timed_out() -> Rejection {
+        Rejection::Unavailable {
+            retry_after_seconds: STORAGE_RETRY_AFTER_SECONDS,
         }
     }
 
@@ -185,6 +211,26 @@ mod tests {
         }
         .into_response();
         assert_eq!(response.headers()[header::RETRY_AFTER], "3");
+    }
+
+    /// A full commit queue clears in a moment; a failed or stalled commit
+    /// means storage trouble, which seldom heals within a second.
+    #[test]
+    fn storage_trouble_answers_503_with_a_retry_after_to_match() {
+        let retry_after = |rejection: Rejection| {
+            let response = rejection.into_response();
+            assert_eq!(response.status(), 503);
+            assert_eq!(rejection.reason(), "unavailable");
+            response.headers()[header::RETRY_AFTER].clone()
+        };
+        assert_eq!(
+            retry_after(Rejection::storage(&StoreError::Overloaded)),
+            "1"
+        );
+        let failed = StoreError::Unavailable("disk I/O error".into());
+        assert_eq!(retry_after(Rejection::storage(&failed)), "5");
+        assert_eq!(retry_after(Rejection::storage(&StoreError::Stopped)), "5");
+        assert_eq!(retry_after(Rejection::commit_timed_out()), "5");
     }
 
     async fn body(response: Response) -> Vec<u8> {

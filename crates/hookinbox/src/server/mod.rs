@@ -173,7 +173,8 @@ pub fn peer_address(request: &axum::http::request::Parts) -> Option<SocketAddr> 
         .map(|info| info.0)
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
+/// Resolves on Ctrl-C or SIGTERM: the shutdown future of `hookinbox serve`
+/// and `work`, for [`Service::run_until`](crate::Service::run_until).
 pub async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;

@@ -710,3 +710,21 @@ impl TestPki {
 pub fn deliveries(db: &Path) -> Vec<(String, Option<String>)> {
     query_pairs(db, "SELECT status, last_error FROM delivery ORDER BY id")
 }
+
+/// Sends SIGHUP to the server process (`kill -HUP`, as `systemctl reload`).
+pub fn sighup(server: &Server) {
+    let status = std::process::Command::new("kill")
+        .args(["-HUP", &server.pid().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success());
+}
+
+/// Waits until the server's log holds `count` lines containing `needle`.
+pub async fn logged(server: &Server, needle: &str, count: usize) {
+    let seen = eventually(Duration::from_secs(10), || {
+        server.logs().matches(needle).count() >= count
+    })
+    .await;
+    assert!(seen, "no {needle:?} (x{count}) in:\n{}", server.logs());
+}

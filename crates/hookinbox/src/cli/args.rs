@@ -1,4 +1,4 @@
-//! Command-line interface.
+//! The command line: commands and their options (clap).
 
 use std::path::PathBuf;
 

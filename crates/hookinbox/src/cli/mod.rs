@@ -1,0 +1,105 @@
+//! The `hookinbox` command line, as one function: [`run`].
+//!
+//! The commands (`commands/`) are internal and report errors as `anyhow`
+//! chains, which suit a one-line `error: …` on stderr; the library's own
+//! API ([`Service`](crate::Service)) returns [`Error`](crate::Error). A
+//! program that embeds hookinbox can still ship the whole command line,
+//! with its handlers registered, by calling [`run`] from its `main`.
+
+mod args;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+use crate::commands;
+use crate::commands::output::{error_line, is_stdout_closed, note_line, Stdout};
+use crate::HandlerRegistry;
+pub(crate) use args::{Cli, Command, ConfigCommand, EventsCommand, LogFormat};
+
+/// The `hookinbox` program: parses the command line, logs to stderr
+/// (`--log-format`, `RUST_LOG`), runs the command, and returns its exit
+/// status: 0 success (or stdout closed by its reader), 1 a negative answer
+/// (`verify` refused, `events show` found nothing), 2 an error, printed as
+/// one `error: …` line. `serve` and `work` deliver `kind = "handler"`
+/// targets with `handlers`; the stock binary has none.
+///
+/// ```no_run
+/// fn main() -> std::process::ExitCode {
+///     hookinbox::cli::run(hookinbox::HandlerRegistry::new())
+/// }
+/// ```
+pub fn run(handlers: HandlerRegistry) -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.log_format);
+    match run_command(cli.command, handlers) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(error) if is_stdout_closed(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            note_line(format_args!("error: {}", error_line(&error)));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Runs one command; `Ok(false)` is a negative answer.
+fn run_command(command: Command, handlers: HandlerRegistry) -> anyhow::Result<bool> {
+    match command {
+        Command::Serve {
+            config,
+            listen,
+            no_workers,
+        } => runtime()?
+            .block_on(commands::serve::run(&config, listen, !no_workers, handlers))
+            .map(|()| true),
+        Command::Work { config } => runtime()?
+            .block_on(commands::work::run(&config, handlers))
+            .map(|()| true),
+        Command::Events { command } => {
+            runtime()?.block_on(commands::events::run(command, &mut Stdout::lock()))
+        }
+        Command::Verify {
+            config,
+            endpoint,
+            now,
+            headers,
+            body_file,
+            query,
+        } => commands::verify::run(
+            &config,
+            &endpoint,
+            now,
+            &headers,
+            &body_file,
+            query.as_deref(),
+            &mut Stdout::lock(),
+        ),
+        Command::Stats { config, json } => {
+            commands::stats::run(&config, json, &mut Stdout::lock()).map(|()| true)
+        }
+        Command::Config { command } => commands::config::run(command).map(|()| true),
+    }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}
+
+/// Logs on stderr; a program embedding [`run`] that installed a subscriber
+/// of its own keeps it.
+fn init_logging(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(ansi)
+        .with_writer(std::io::stderr);
+    let _already_installed = match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
+}

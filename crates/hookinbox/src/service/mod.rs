@@ -1,0 +1,332 @@
+//! [`Service`]: hookinbox as a program runs it — the public listener, the
+//! admin listener, the delivery workers — built from a configuration, for
+//! the stock binary (`hookinbox serve`, `hookinbox work`) and for programs
+//! that embed it alike.
+//!
+//! Everything the configuration can be wrong about is found at start-up,
+//! before the public port accepts anything: secrets, keys and certificate
+//! files ([`Components`]), the database, a handler target without its
+//! handler. After that, [`Service::run_until`] only stops when its shutdown
+//! future completes.
+
+mod components;
+mod public_listener;
+mod startup_log;
+
+use std::future::Future;
+use std::path::Path;
+use std::sync::Arc;
+
+use hookinbox_store::{SqliteStore, Store};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::config::{self, Settings};
+use crate::delivery::{self, HandlerRegistry};
+use crate::endpoint::Endpoints;
+use crate::error::Error;
+use crate::reload::{self, Reloadable};
+use crate::tls_listener::TlsListener;
+use crate::{admin, server, storage, telemetry};
+pub(crate) use components::Components;
+use public_listener::PublicListener;
+
+/// hookinbox, ready to run: receive webhooks on the public port, store each
+/// event once, deliver it to its targets.
+///
+/// Built from a configuration file ([`Service::from_config_file`]) or from
+/// settings already loaded ([`Service::from_settings`]), then adjusted with
+/// the builder methods, then run:
+///
+/// - [`run_until`](Service::run_until) serves until a future completes
+///   (ingress, the admin listener if configured, and the delivery workers
+///   unless [`workers(false)`](Service::workers)), then drains;
+/// - [`work_until`](Service::work_until) runs only the delivery workers (as
+///   `hookinbox work` does), for deployments that scale them apart from
+///   ingress.
+///
+/// ```no_run
+/// # async fn example() -> Result<(), hookinbox::Error> {
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+/// hookinbox::Service::from_config_file("hookinbox.toml")?
+///     .listener(listener)
+///     .run_until(hookinbox::shutdown_signal())
+///     .await
+/// # }
+/// ```
+pub struct Service {
+    settings: Settings,
+    handlers: HandlerRegistry,
+    listener: Option<TcpListener>,
+    store: Option<Arc<dyn Store>>,
+    workers: bool,
+    announce_on_stdout: bool,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service")
+            .field("settings", &self.settings)
+            .field("listener", &self.listener)
+            .field("store_given", &self.store.is_some())
+            .field("workers", &self.workers)
+            .field("announce_on_stdout", &self.announce_on_stdout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Service {
+    /// Reads and checks the configuration file at `path` (see
+    /// [`config::load`]). Secrets and certificate files are read when the
+    /// service starts.
+    pub fn from_config_file(path: impl AsRef<Path>) -> Result<Service, Error> {
+        Ok(Service::from_settings(config::load(path.as_ref())?))
+    }
+
+    /// A service for settings already loaded (and perhaps adjusted, such as
+    /// `server.listen`).
+    pub fn from_settings(settings: Settings) -> Service {
+        Service {
+            settings,
+            handlers: HandlerRegistry::new(),
+            listener: None,
+            store: None,
+            workers: true,
+            announce_on_stdout: false,
+        }
+    }
+
+    /// The handlers of the configuration's `kind = "handler"` targets, by
+    /// target name. Without one for each such target the service does not
+    /// start ([`Error::HandlerMissing`]).
+    pub fn handlers(mut self, handlers: HandlerRegistry) -> Service {
+        self.handlers = handlers;
+        self
+    }
+
+    /// Serve the public port on this listener, already bound (port 0 in
+    /// tests), instead of binding `server.listen`.
+    pub fn listener(mut self, listener: TcpListener) -> Service {
+        self.listener = Some(listener);
+        self
+    }
+
+    /// Store events in `store` instead of opening the configured database
+    /// (`[storage]` is then not used). Handler targets commit in the
+    /// configured SQLite store's transactions, so with workers they refuse
+    /// to start ([`Error::HandlerNeedsConfiguredStore`]).
+    pub fn store(mut self, store: Arc<dyn Store>) -> Service {
+        self.store = Some(store);
+        self
+    }
+
+    /// Whether [`run_until`](Service::run_until) also runs the delivery
+    /// workers (default: yes). Without them events are stored and left for
+    /// a `work` process.
+    pub fn workers(mut self, workers: bool) -> Service {
+        self.workers = workers;
+        self
+    }
+
+    /// Print `hookinbox listening on http://ADDRESS` (or `https://`) on
+    /// stdout once the public port serves, as `hookinbox serve` does for
+    /// scripts that start it on port 0.
+    pub fn announce_on_stdout(mut self) -> Service {
+        self.announce_on_stdout = true;
+        self
+    }
+
+    /// Serves until `shutdown` completes: then stops accepting, lets
+    /// requests in flight and deliveries finish within `server.shutdown_grace`,
+    /// and returns. Start-up errors are returned before the public port
+    /// accepts a request. The process's SIGHUP handler is installed (it
+    /// reloads the TLS certificate; without TLS it is logged).
+    pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send) -> Result<(), Error> {
+        let Service {
+            settings,
+            handlers,
+            listener,
+            store,
+            workers,
+            announce_on_stdout,
+        } = self;
+        let Components {
+            endpoints,
+            admin: admin_settings,
+            tls,
+        } = Components::build(&settings)?;
+        for endpoint in &settings.endpoints {
+            startup_log::endpoint_ready(endpoint);
+        }
+        let store = ServiceStore::open(store, &settings.storage)?;
+        let metrics = telemetry::install();
+        let (stop_background, stopping) = StopOnDrop::channel();
+        if let Some(admin_settings) = admin_settings {
+            let address =
+                admin::spawn(admin_settings, metrics, store.shared(), stopping.clone()).await?;
+            tracing::info!(message = "Admin listener up.", address = %address);
+        }
+        // Before the public port: a handler target without a handler stops start-up.
+        let delivery = if workers {
+            Some(store.spawn_workers(&endpoints, &settings, &handlers, stopping)?)
+        } else {
+            None
+        };
+        let listener = match listener {
+            Some(listener) => listener,
+            None => server::bind(settings.server.listen, settings.server.listen_backlog.get())
+                .map_err(|source| Error::Listen {
+                    address: settings.server.listen,
+                    source,
+                })?,
+        };
+        let bound = listener.local_addr().map_err(|source| Error::Listen {
+            address: settings.server.listen,
+            source,
+        })?;
+        // Before the announcement: from then on a SIGHUP reloads, never kills.
+        install_reload(tls.as_ref())?;
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        if announce_on_stdout {
+            startup_log::announce(&format!("{scheme}://{bound}"));
+        }
+        tracing::info!(
+            message = "Serving.",
+            address = %bound,
+            tls = tls.is_some(),
+            endpoints = endpoints.len(),
+            storage = %store.describe(&settings.storage)
+        );
+
+        PublicListener {
+            endpoints,
+            store: store.shared(),
+            settings: &settings.server,
+            commit_timeout: settings.storage.commit_timeout,
+            tls,
+        }
+        .serve(listener, shutdown)
+        .await;
+        tracing::info!(message = "Stopped accepting; finishing deliveries in flight.");
+        drop(stop_background);
+        if let Some(delivery) = delivery {
+            drain(delivery, &settings).await;
+        }
+        Ok(())
+    }
+
+    /// Runs only the delivery workers (no public or admin listener) until
+    /// `shutdown` completes, then lets deliveries in flight finish within
+    /// `server.shutdown_grace`. [`listener`](Service::listener) and
+    /// [`workers`](Service::workers) do not apply.
+    pub async fn work_until(self, shutdown: impl Future<Output = ()> + Send) -> Result<(), Error> {
+        let endpoints = crate::endpoint::build_all(&self.settings)?;
+        let store = ServiceStore::open(self.store, &self.settings.storage)?;
+        let (stop, stopping) = StopOnDrop::channel();
+        let delivery = store.spawn_workers(&endpoints, &self.settings, &self.handlers, stopping)?;
+        // `systemctl reload` must not stop the workers: nothing of theirs is
+        // reloadable yet, but a SIGHUP is answered, not fatal.
+        install_reload(None)?;
+        tracing::info!(
+            message = "Delivering.",
+            targets = endpoints.values().map(|e| e.targets.len()).sum::<usize>()
+        );
+        shutdown.await;
+        drop(stop);
+        drain(delivery, &self.settings).await;
+        Ok(())
+    }
+}
+
+/// The store a service runs on.
+enum ServiceStore {
+    /// The configured database; handler targets commit in its transactions.
+    Configured(Arc<SqliteStore>),
+    /// Given by the embedder ([`Service::store`]).
+    Given(Arc<dyn Store>),
+}
+
+impl ServiceStore {
+    fn open(given: Option<Arc<dyn Store>>, settings: &config::Storage) -> Result<Self, Error> {
+        match given {
+            Some(store) => Ok(ServiceStore::Given(store)),
+            None => storage::open(settings)
+                .map(ServiceStore::Configured)
+                .map_err(|source| Error::Storage {
+                    path: settings.sqlite_path.clone(),
+                    source,
+                }),
+        }
+    }
+
+    fn shared(&self) -> Arc<dyn Store> {
+        match self {
+            ServiceStore::Configured(sqlite) => Arc::clone(sqlite) as Arc<dyn Store>,
+            ServiceStore::Given(store) => Arc::clone(store),
+        }
+    }
+
+    fn spawn_workers(
+        &self,
+        endpoints: &Endpoints,
+        settings: &Settings,
+        handlers: &HandlerRegistry,
+        stopping: watch::Receiver<bool>,
+    ) -> Result<JoinSet<()>, Error> {
+        let handler_store = match self {
+            ServiceStore::Configured(sqlite) => Some(sqlite),
+            ServiceStore::Given(_) => None,
+        };
+        delivery::spawn(
+            self.shared(),
+            handler_store,
+            endpoints,
+            &settings.delivery,
+            handlers,
+            stopping,
+        )
+    }
+
+    /// For the start-up log line.
+    fn describe(&self, settings: &config::Storage) -> String {
+        match self {
+            ServiceStore::Configured(_) => settings.sqlite_path.display().to_string(),
+            ServiceStore::Given(_) => "given by the embedding program".to_owned(),
+        }
+    }
+}
+
+/// Tells the tasks started in the background (the admin listener, the
+/// workers) to stop when dropped: at the end of a run, and on a start-up
+/// error after they were started, so none outlives a `run_until` that
+/// returned.
+struct StopOnDrop(watch::Sender<bool>);
+
+impl StopOnDrop {
+    fn channel() -> (StopOnDrop, watch::Receiver<bool>) {
+        let (sender, receiver) = watch::channel(false);
+        (StopOnDrop(sender), receiver)
+    }
+}
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.send_replace(true);
+    }
+}
+
+/// The SIGHUP handler, with what it reloads.
+fn install_reload(tls: Option<&TlsListener>) -> Result<(), Error> {
+    let reloadables: Vec<Arc<dyn Reloadable>> =
+        tls.map(TlsListener::certificate).into_iter().collect();
+    reload::reload_on_sighup(reloadables).map_err(Error::Signal)
+}
+
+/// Waits for the workers to finish what they hold, at most the grace period.
+async fn drain(mut delivery: JoinSet<()>, settings: &Settings) {
+    let _ = tokio::time::timeout(settings.server.shutdown_grace, async {
+        while delivery.join_next().await.is_some() {}
+    })
+    .await;
+}
