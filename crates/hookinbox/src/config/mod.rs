@@ -44,7 +44,7 @@ pub use secret_source::{SecretSource, SecretValue};
 pub use server::{RateLimit, Server, Tls};
 pub use settings::Settings;
 pub use storage::{Delivery, Storage};
-pub use target::{HttpDestination, Target, TargetKind};
+pub use target::{HttpDestination, NatsDestination, Target, TargetKind};
 
 /// A complete configuration with every field, its default and what it is
 /// for: what `hookinbox config example` prints.

@@ -4,6 +4,7 @@
 
 pub mod handler_target;
 pub mod http_target;
+pub mod nats_target;
 pub mod rescuer;
 pub mod retry_policy;
 pub mod settler;
@@ -46,7 +47,7 @@ pub fn spawn(
     for endpoint in endpoints.values() {
         for target in &endpoint.targets {
             let handler = match target.sender {
-                Sender::Http(_) => None,
+                Sender::Http(_) | Sender::Nats(_) => None,
                 Sender::Handler => {
                     let handler = handlers.get(&target.name).ok_or_else(|| UnboundHandler {
                         endpoint: target.endpoint_id.clone(),
