@@ -94,8 +94,13 @@ impl ConnectionEvents {
             Event::ClientError(error) => Some(error.to_string()),
             _ => return self.changed.send_replace(()),
         };
+        // The client's texts start with "nats: " too.
+        let problem = problem.map(|text| {
+            let text = text.strip_prefix("nats: ").unwrap_or(&text);
+            text.chars().take(MAX_ERROR_CHARS).collect()
+        });
         if let Ok(mut slot) = self.problem.lock() {
-            *slot = problem.map(|text| text.chars().take(MAX_ERROR_CHARS).collect());
+            *slot = problem;
         }
         self.changed.send_replace(());
     }
