@@ -1,9 +1,13 @@
 //! Delivery to NATS JetStream with the real binary and a real server: what a
 //! consumer receives, a stream that does not exist yet, a server that cannot
-//! be reached, and a crash between the PubAck and the DELIVERED record.
-//! Each test has its own stream (`support::nats`).
+//! be reached or is lost for a while, and a crash between the PubAck and the
+//! DELIVERED record. Each test has its own stream (`support::nats`).
 
 mod support;
+
+// The store's tests' proxy, to lose NATS without stopping the machine's server.
+#[path = "../../hookinbox-store/tests/support/cut_proxy.rs"]
+mod cut_proxy;
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -170,6 +174,69 @@ async fn an_unreachable_server_is_retried_as_not_connected() {
         !error.contains(&nowhere.port().to_string()),
         "no server address in last_error: {error}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_connection_is_retried_and_recovers_without_a_restart() {
+    let stream = TestStream::new().await;
+    stream.create(Duration::from_secs(120)).await;
+    let upstream = nats_url().trim_start_matches("nats://").to_owned();
+    let proxy = cut_proxy::CutProxy::start(upstream).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let subject = format!("{}.{{endpoint}}", stream.prefix);
+    let server = Server::start(
+        dir.path(),
+        &config_with_nats_target(
+            &db,
+            &format!("nats://{}", proxy.addr),
+            &subject,
+            "max_attempts = 1000",
+        ),
+    );
+    let client = client();
+    let url = server.url("/hooks/lab");
+    assert_eq!(post(&client, &url, &lab_event("before")).await.status, 200);
+    assert!(
+        eventually(Duration::from_secs(10), || delivered_count(&db) == 1).await,
+        "{:?}",
+        deliveries(&db)
+    );
+
+    proxy.cut().await;
+    assert_eq!(
+        post(&client, &url, &lab_event("during")).await.status,
+        200,
+        "ingress does not depend on the target"
+    );
+    assert!(
+        eventually(Duration::from_secs(15), || {
+            let rows = deliveries(&db);
+            rows.len() == 2
+                && rows[1].0 != DELIVERED
+                && rows[1]
+                    .1
+                    .as_deref()
+                    .is_some_and(|e| e.starts_with("nats: not connected"))
+        })
+        .await,
+        "{:?}",
+        deliveries(&db)
+    );
+
+    proxy.mend();
+    assert!(
+        eventually(Duration::from_secs(20), || delivered_count(&db) == 2).await,
+        "the client reconnects by itself: {:?}",
+        deliveries(&db)
+    );
+    let events: Vec<String> = stream
+        .consume_all(10)
+        .await
+        .iter()
+        .map(|m| m.header("X-Hookinbox-Event-Id"))
+        .collect();
+    assert_eq!(events, ["before", "during"], "each once");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
