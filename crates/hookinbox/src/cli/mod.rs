@@ -92,7 +92,10 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// Logs on stderr; a program embedding [`run`] that installed a subscriber
 /// of its own keeps it.
 fn init_logging(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // The NATS client logs every reconnect attempt at info; a nats target's
+    // own line per attempt already says `nats: not connected (…)`.
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info,async_nats=warn"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)

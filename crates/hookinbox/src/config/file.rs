@@ -265,7 +265,7 @@ impl Default for StorageFile {
 #[serde(deny_unknown_fields)]
 pub struct DeliveryFile {
     /// How long a worker holds a leased delivery before another may take
-    /// it; at least twice an HTTP target's `timeout` is used. Workers
+    /// it; at least twice an HTTP or NATS target's `timeout` is used. Workers
     /// heartbeat at a third of it.
     #[serde(default = "default_lease", with = "humantime_serde")]
     pub lease: Duration,
@@ -526,11 +526,14 @@ pub enum SignatureEncodingName {
 pub struct TargetFile {
     /// Unique within the endpoint; recorded on every delivery row.
     pub name: String,
-    /// `http`, or `handler` for a program that embeds hookinbox and
-    /// registers a handler under this target's name (`delivery::HandlerRegistry`).
+    /// `http`; `nats` (a JetStream publish); or `handler` for a program
+    /// that embeds hookinbox and registers a handler under this target's
+    /// name (`delivery::HandlerRegistry`).
     pub kind: TargetKindName,
     /// `http`: the internal URL the raw body is POSTed to: `http://`, or
     /// `https://` (TLS, certificate and host name always verified).
+    /// `nats`: the server, `nats://host:port`; several (one cluster)
+    /// separated by commas.
     pub url: Option<String>,
     /// `http`: the Standard Webhooks secret (`whsec_…`) the internal app
     /// verifies with, inline (prefer `secret_env` or `secret_file`).
@@ -543,7 +546,14 @@ pub struct TargetFile {
     /// the config file) that are then the only roots trusted for this
     /// target. Absent: Mozilla's roots.
     pub ca_file: Option<PathBuf>,
-    /// `http`: how long one attempt may take.
+    /// `nats`: the subject events are published to; `{endpoint}` and
+    /// `{event_type}` in it are each filled in as one subject token.
+    pub subject: Option<String>,
+    /// `nats`: a NATS credentials file (`.creds`: user JWT and nkey seed;
+    /// relative to the config file). Absent: no authentication.
+    pub credentials_file: Option<PathBuf>,
+    /// `http`: how long one attempt may take. `nats`: how long one attempt
+    /// waits for the connection and the stream's PubAck.
     #[serde(default = "default_target_timeout", with = "humantime_serde")]
     pub timeout: Duration,
     /// Most attempts before the delivery is dead.
@@ -573,6 +583,8 @@ impl std::fmt::Debug for TargetFile {
             .field("secret", &self.secret.as_ref().map(|_| "[redacted]"))
             .field("secret_env", &self.secret_env)
             .field("secret_file", &self.secret_file)
+            .field("subject", &self.subject)
+            .field("credentials_file", &self.credentials_file)
             .finish_non_exhaustive()
     }
 }
@@ -583,6 +595,7 @@ impl std::fmt::Debug for TargetFile {
 pub enum TargetKindName {
     Http,
     Handler,
+    Nats,
 }
 
 fn default_target_timeout() -> Duration {

@@ -21,6 +21,7 @@ mod checks;
 mod endpoint;
 mod error;
 mod file;
+mod nats_subject;
 mod renamed_fields;
 mod secret_source;
 mod server;
@@ -38,11 +39,12 @@ use std::path::{Path, PathBuf};
 pub use admin::Admin;
 pub use endpoint::{BasicAuth, Endpoint, ObjectOrdering, SecretVersion};
 pub use error::ConfigError;
+pub use nats_subject::SubjectTemplate;
 pub use secret_source::{SecretSource, SecretValue};
 pub use server::{RateLimit, Server, Tls};
 pub use settings::Settings;
 pub use storage::{Delivery, Storage};
-pub use target::{HttpDestination, Target, TargetKind};
+pub use target::{HttpDestination, NatsDestination, Target, TargetKind};
 
 /// A complete configuration with every field, its default and what it is
 /// for: what `hookinbox config example` prints.

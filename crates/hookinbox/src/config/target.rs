@@ -6,11 +6,13 @@ use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use async_nats::ServerAddr;
 use hyper::Uri;
 use serde::{Serialize, Serializer};
 
 use super::checks::{non_zero_u32, non_zero_usize, positive};
 use super::file::{TargetFile, TargetKindName};
+use super::nats_subject::SubjectTemplate;
 use super::secret_source::{SecretFields, SecretSource};
 use super::ConfigError;
 
@@ -47,6 +49,9 @@ pub enum TargetKind {
     /// A library handler, run by the workers in the transaction that marks
     /// the delivery DELIVERED (`delivery::handler_target`).
     Handler,
+    /// A JetStream publish, DELIVERED once the stream acknowledged it
+    /// (`delivery::nats_target`).
+    Nats(NatsDestination),
 }
 
 impl TargetKind {
@@ -55,6 +60,7 @@ impl TargetKind {
         match self {
             TargetKind::Http(_) => "http",
             TargetKind::Handler => "handler",
+            TargetKind::Nats(_) => "nats",
         }
     }
 }
@@ -81,6 +87,33 @@ impl HttpDestination {
     }
 }
 
+/// A `nats` target's servers, subject and credentials.
+#[derive(Debug, Clone, Serialize)]
+pub struct NatsDestination {
+    /// One or more `nats://` servers of one cluster, without credentials in
+    /// them; the client reconnects to any of them.
+    #[serde(rename = "url", serialize_with = "serialize_servers")]
+    pub servers: Vec<ServerAddr>,
+    /// Where each event is published: `{endpoint}` and `{event_type}` each
+    /// fill one token (see `SubjectTemplate`).
+    pub subject: SubjectTemplate,
+    /// A `.creds` file (user JWT and nkey seed), resolved against the
+    /// config file's directory; read at start-up like every secret.
+    pub credentials_file: Option<PathBuf>,
+    /// How long one attempt waits for a connection and the PubAck.
+    #[serde(with = "humantime_serde")]
+    pub timeout: Duration,
+}
+
+/// As the file spells it: the servers' URLs joined by commas.
+fn serialize_servers<S: Serializer>(
+    servers: &[ServerAddr],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let urls: Vec<&str> = servers.iter().map(ServerAddr::as_url_str).collect();
+    serializer.collect_str(&urls.join(","))
+}
+
 fn serialize_uri<S: Serializer>(uri: &Uri, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.collect_str(uri)
 }
@@ -95,63 +128,41 @@ impl Target {
         let sub = |name: &str| format!("{field}.{name}");
         let kind = match file.kind {
             TargetKindName::Handler => {
-                let set = [
-                    ("url", file.url.is_some()),
-                    ("ca_file", file.ca_file.is_some()),
-                    ("secret", file.secret.is_some()),
-                    ("secret_env", file.secret_env.is_some()),
-                    ("secret_file", file.secret_file.is_some()),
-                ];
-                if let Some((name, _)) = set.iter().find(|(_, is_set)| *is_set) {
-                    return Err(ConfigError::invalid(
-                        sub(name),
-                        "a handler target runs in-process and takes no url, secret or ca_file",
-                    ));
-                }
+                refuse_fields(
+                    &file,
+                    &[
+                        "url",
+                        "secret",
+                        "secret_env",
+                        "secret_file",
+                        "ca_file",
+                        "subject",
+                        "credentials_file",
+                    ],
+                    "a handler target runs in-process and takes no url, secret, ca_file, \
+                     subject or credentials_file",
+                    field,
+                )?;
                 TargetKind::Handler
             }
             TargetKindName::Http => {
-                let text = file.url.as_deref().ok_or_else(|| {
-                    ConfigError::invalid(sub("url"), "an http target needs a url")
-                })?;
-                let url: Uri = text.parse().map_err(|_| {
-                    ConfigError::invalid(sub("url"), format!("`{text}` is not a valid URL"))
-                })?;
-                let https = match url.scheme_str() {
-                    Some("https") => true,
-                    Some("http") => false,
-                    _ => {
-                        return Err(ConfigError::invalid(
-                            sub("url"),
-                            "must be an http:// or https:// URL",
-                        ))
-                    }
-                };
-                if url.host().is_none() {
-                    return Err(ConfigError::invalid(sub("url"), "the URL has no host"));
-                }
-                if file.ca_file.is_some() && !https {
-                    return Err(ConfigError::invalid(
-                        sub("ca_file"),
-                        "only https:// targets use a ca_file",
-                    ));
-                }
-                let secret = SecretSource::required(
-                    SecretFields {
-                        name: "secret",
-                        inline: file.secret.as_deref(),
-                        env: file.secret_env.as_deref(),
-                        file: file.secret_file.as_deref(),
-                    },
+                refuse_fields(
+                    &file,
+                    &["subject", "credentials_file"],
+                    "only nats targets take a subject or a credentials_file",
                     field,
-                    base_dir,
                 )?;
-                TargetKind::Http(HttpDestination {
-                    url,
-                    secret,
-                    ca_file: file.ca_file.map(|ca| base_dir.join(ca)),
-                    timeout: positive(file.timeout, &sub("timeout"))?,
-                })
+                TargetKind::Http(http_destination(&file, field, base_dir)?)
+            }
+            TargetKindName::Nats => {
+                refuse_fields(
+                    &file,
+                    &["secret", "secret_env", "secret_file", "ca_file"],
+                    "a nats target takes no secret or ca_file (credentials go in \
+                     credentials_file)",
+                    field,
+                )?;
+                TargetKind::Nats(nats_destination(&file, field, base_dir)?)
             }
         };
         Ok(Target {
@@ -164,4 +175,136 @@ impl Target {
             retry_cap: file.retry_cap,
         })
     }
+}
+
+/// Refuses the first of the fields `names` that `file` sets, with `why`.
+fn refuse_fields(
+    file: &TargetFile,
+    names: &[&str],
+    why: &str,
+    field: &str,
+) -> Result<(), ConfigError> {
+    let set = [
+        ("url", file.url.is_some()),
+        ("ca_file", file.ca_file.is_some()),
+        ("secret", file.secret.is_some()),
+        ("secret_env", file.secret_env.is_some()),
+        ("secret_file", file.secret_file.is_some()),
+        ("subject", file.subject.is_some()),
+        ("credentials_file", file.credentials_file.is_some()),
+    ];
+    let refused = set
+        .iter()
+        .find(|(name, is_set)| *is_set && names.contains(name));
+    match refused {
+        Some((name, _)) => Err(ConfigError::invalid(format!("{field}.{name}"), why)),
+        None => Ok(()),
+    }
+}
+
+fn http_destination(
+    file: &TargetFile,
+    field: &str,
+    base_dir: &Path,
+) -> Result<HttpDestination, ConfigError> {
+    let sub = |name: &str| format!("{field}.{name}");
+    let text = file
+        .url
+        .as_deref()
+        .ok_or_else(|| ConfigError::invalid(sub("url"), "an http target needs a url"))?;
+    let url: Uri = text
+        .parse()
+        .map_err(|_| ConfigError::invalid(sub("url"), format!("`{text}` is not a valid URL")))?;
+    let https = match url.scheme_str() {
+        Some("https") => true,
+        Some("http") => false,
+        _ => {
+            return Err(ConfigError::invalid(
+                sub("url"),
+                "must be an http:// or https:// URL",
+            ))
+        }
+    };
+    if url.host().is_none() {
+        return Err(ConfigError::invalid(sub("url"), "the URL has no host"));
+    }
+    if file.ca_file.is_some() && !https {
+        return Err(ConfigError::invalid(
+            sub("ca_file"),
+            "only https:// targets use a ca_file",
+        ));
+    }
+    let secret = SecretSource::required(
+        SecretFields {
+            name: "secret",
+            inline: file.secret.as_deref(),
+            env: file.secret_env.as_deref(),
+            file: file.secret_file.as_deref(),
+        },
+        field,
+        base_dir,
+    )?;
+    Ok(HttpDestination {
+        url,
+        secret,
+        ca_file: file.ca_file.as_ref().map(|ca| base_dir.join(ca)),
+        timeout: positive(file.timeout, &sub("timeout"))?,
+    })
+}
+
+fn nats_destination(
+    file: &TargetFile,
+    field: &str,
+    base_dir: &Path,
+) -> Result<NatsDestination, ConfigError> {
+    let sub = |name: &str| format!("{field}.{name}");
+    let text = file
+        .url
+        .as_deref()
+        .ok_or_else(|| ConfigError::invalid(sub("url"), "a nats target needs a url"))?;
+    let servers = text
+        .split(',')
+        .map(|url| nats_server(url.trim()).map_err(|why| ConfigError::invalid(sub("url"), why)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let subject = file
+        .subject
+        .as_deref()
+        .ok_or_else(|| ConfigError::invalid(sub("subject"), "a nats target needs a subject"))?;
+    let subject =
+        SubjectTemplate::parse(subject).map_err(|why| ConfigError::invalid(sub("subject"), why))?;
+    Ok(NatsDestination {
+        servers,
+        subject,
+        credentials_file: file
+            .credentials_file
+            .as_ref()
+            .map(|path| base_dir.join(path)),
+        timeout: positive(file.timeout, &sub("timeout"))?,
+    })
+}
+
+/// One server of a nats target's `url`. Messages never repeat the URL: it
+/// might hold a password.
+fn nats_server(url: &str) -> Result<ServerAddr, String> {
+    const SHAPE: &str = "each server must be a nats://host:port URL (several: separated by commas)";
+    if !url.starts_with("nats://") {
+        return Err(SHAPE.into());
+    }
+    let server: ServerAddr = url.parse().map_err(|_| SHAPE.to_owned())?;
+    let parsed = server.clone().into_inner();
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(
+            "a server URL holds credentials: put them in credentials_file, which is never \
+             printed"
+                .into(),
+        );
+    }
+    let only_host_and_port = !server.host().is_empty()
+        && matches!(parsed.path(), "" | "/")
+        && parsed.query().is_none()
+        && parsed.fragment().is_none();
+    if !only_host_and_port {
+        return Err(SHAPE.into());
+    }
+    Ok(server)
 }

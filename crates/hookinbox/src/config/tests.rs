@@ -464,3 +464,159 @@ fn a_missing_file_is_one_line_naming_it() {
         "{printed}"
     );
 }
+
+/// `MINIMAL` with a `nats` target `b` made of `fields`.
+fn with_nats_target(fields: &str) -> String {
+    with_target(&format!("name = \"b\"\nkind = \"nats\"\n{fields}"))
+}
+
+#[test]
+fn a_nats_target_with_several_servers_and_credentials_is_accepted() {
+    let settings = parse_at(&with_nats_target(
+        "url = \"nats://10.0.0.1:4222, nats://nats-2.internal:4223,nats://nats-3\"\n\
+         subject = \"hooks.{endpoint}.{event_type}\"\n\
+         credentials_file = \"hookinbox.creds\"\ntimeout = \"2s\"",
+    ))
+    .unwrap();
+    let TargetKind::Nats(nats) = &settings.endpoints[0].targets[0].kind else {
+        panic!("a nats target");
+    };
+    let servers: Vec<(&str, u16)> = nats.servers.iter().map(|s| (s.host(), s.port())).collect();
+    assert_eq!(
+        servers,
+        [
+            ("10.0.0.1", 4222),
+            ("nats-2.internal", 4223),
+            ("nats-3", 4222)
+        ]
+    );
+    assert_eq!(
+        nats.subject.render("stripe", Some("invoice.paid")),
+        "hooks.stripe.invoice_paid"
+    );
+    assert_eq!(
+        nats.credentials_file.as_deref(),
+        Some(Path::new("/etc/hookinbox/hookinbox.creds"))
+    );
+    assert_eq!(nats.timeout, Duration::from_secs(2));
+    // `config check` prints it as written, the credentials as their file.
+    let printed = serde_json::to_value(&settings.endpoints[0].targets[0]).unwrap();
+    assert_eq!(printed["kind"], "nats");
+    assert_eq!(printed["subject"], "hooks.{endpoint}.{event_type}");
+    assert_eq!(
+        printed["credentials_file"],
+        "/etc/hookinbox/hookinbox.creds"
+    );
+    assert!(printed["url"]
+        .as_str()
+        .unwrap()
+        .starts_with("nats://10.0.0.1:4222,nats://"));
+}
+
+#[test]
+fn nats_target_rules_name_their_field() {
+    let subject = "subject = \"hooks.{endpoint}\"";
+    let url = "url = \"nats://127.0.0.1:4222\"";
+    let cases = [
+        (with_nats_target(subject), "url: ", "needs a url"),
+        (
+            with_nats_target(&format!("url = \"http://127.0.0.1:4222\"\n{subject}")),
+            "url: ",
+            "nats://host:port",
+        ),
+        (
+            with_nats_target(&format!("url = \"tls://127.0.0.1:4222\"\n{subject}")),
+            "url: ",
+            "nats://host:port",
+        ),
+        (
+            with_nats_target(&format!("url = \"nats://127.0.0.1:4222,\"\n{subject}")),
+            "url: ",
+            "nats://host:port",
+        ),
+        (
+            with_nats_target(&format!(
+                "url = \"nats://127.0.0.1:4222/stream\"\n{subject}"
+            )),
+            "url: ",
+            "nats://host:port",
+        ),
+        (
+            with_nats_target(&format!("url = \"nats://:4222\"\n{subject}")),
+            "url: ",
+            "nats://host:port",
+        ),
+        (
+            with_nats_target(&format!(
+                "url = \"nats://hookinbox:pw-leak@127.0.0.1:4222\"\n{subject}"
+            )),
+            "url: ",
+            "credentials_file",
+        ),
+        (with_nats_target(url), "subject: ", "needs a subject"),
+        (
+            with_nats_target(&format!("{url}\nsubject = \"hooks.{{event}}\"")),
+            "subject: ",
+            "`{event}` is not a placeholder",
+        ),
+        (
+            with_nats_target(&format!("{url}\nsubject = \"hooks.{{endpoint\"")),
+            "subject: ",
+            "not closed",
+        ),
+        (
+            with_nats_target(&format!("{url}\nsubject = \"hooks..{{endpoint}}\"")),
+            "subject: ",
+            "empty token",
+        ),
+        (
+            with_nats_target(&format!("{url}\nsubject = \"hooks.>\"")),
+            "subject: ",
+            "wildcards",
+        ),
+        (
+            with_nats_target(&format!("{url}\nsubject = \"hooks {{endpoint}}\"")),
+            "subject: ",
+            "whitespace",
+        ),
+        (
+            with_nats_target(&format!("{url}\n{subject}\nsecret = \"whsec_x\"")),
+            "secret: ",
+            "credentials_file",
+        ),
+        (
+            with_nats_target(&format!("{url}\n{subject}\nca_file = \"ca.pem\"")),
+            "ca_file: ",
+            "no secret or ca_file",
+        ),
+        (
+            with_nats_target(&format!("{url}\n{subject}\ntimeout = \"0s\"")),
+            "timeout: ",
+            "longer than zero",
+        ),
+        (
+            with_target(&format!(
+                "name = \"b\"\nkind = \"http\"\nurl = \"http://h/x\"\nsecret_env = \"S\"\n{subject}"
+            )),
+            "subject: ",
+            "only nats targets",
+        ),
+        (
+            with_target("name = \"b\"\nkind = \"handler\"\ncredentials_file = \"x.creds\""),
+            "credentials_file: ",
+            "handler target",
+        ),
+    ];
+    for (text, field, reason) in cases {
+        let error = refusal(&text);
+        assert!(
+            error.starts_with(&format!("endpoint[0].target[0].{field}")),
+            "expected …{field}, got: {error}\n{text}"
+        );
+        assert!(
+            error.contains(reason),
+            "expected {reason:?} in: {error}\n{text}"
+        );
+        assert!(!error.contains("pw-leak"), "{error}");
+    }
+}

@@ -172,7 +172,7 @@ impl HttpTarget {
 
 /// The `X-Hookinbox-Unsigned` value: the unsigned fields as header-style
 /// names (`event-id, event-type`), or none when everything was signed.
-fn unsigned_header(unsigned: &UnsignedMetadata) -> Option<String> {
+pub(super) fn unsigned_header(unsigned: &UnsignedMetadata) -> Option<String> {
     let names: Vec<String> = unsigned
         .names()
         .map(|name| name.replace('_', "-"))

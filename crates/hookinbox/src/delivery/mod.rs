@@ -4,6 +4,7 @@
 
 pub mod handler_target;
 pub mod http_target;
+pub mod nats_target;
 pub mod rescuer;
 pub mod retry_policy;
 pub mod settler;
@@ -41,7 +42,7 @@ pub fn spawn(
     for endpoint in endpoints.values() {
         for target in &endpoint.targets {
             let handler = match target.sender {
-                Sender::Http(_) => None,
+                Sender::Http(_) | Sender::Nats(_) => None,
                 Sender::Handler => {
                     let handler =
                         handlers

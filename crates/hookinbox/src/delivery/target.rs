@@ -7,6 +7,7 @@ use hookinbox_verify::{Adapter, Key};
 use tokio::sync::Notify;
 
 use super::http_target::HttpTarget;
+use super::nats_target::NatsTarget;
 use super::retry_policy::RetryPolicy;
 use super::tls::TrustRoots;
 use crate::config::{self, ConfigError, HttpDestination, TargetKind};
@@ -15,6 +16,8 @@ use crate::config::{self, ConfigError, HttpDestination, TargetKind};
 #[derive(Debug)]
 pub enum Sender {
     Http(Box<HttpTarget>),
+    /// A JetStream publish; the client connects at the first attempt.
+    Nats(Box<NatsTarget>),
     /// A library handler, registered by the embedding program under the
     /// target's name and bound when the workers start.
     Handler,
@@ -35,8 +38,8 @@ pub struct Target {
 }
 
 impl Target {
-    /// Builds a target from its checked settings: reads its secret and CA
-    /// file. `field` names it in errors (`endpoint[0].target[1]`).
+    /// Builds a target from its checked settings: reads its secret, CA
+    /// file or NATS credentials file. `field` names it in errors (`endpoint[0].target[1]`).
     pub fn build(
         endpoint_id: &str,
         settings: &config::Target,
@@ -45,10 +48,14 @@ impl Target {
     ) -> Result<Target, ConfigError> {
         let (sender, lease) = match &settings.kind {
             TargetKind::Handler => (Sender::Handler, lease),
-            // An HTTP attempt may take its whole timeout: the lease outlasts
-            // it. (A handler runs inside one commit; no timeout applies.)
+            // An HTTP or NATS attempt may take its whole timeout: the lease
+            // outlasts it. (A handler runs inside one commit; no timeout applies.)
             TargetKind::Http(destination) => (
                 Sender::Http(Box::new(http_sender(destination, field)?)),
+                lease.max(destination.timeout * 2),
+            ),
+            TargetKind::Nats(destination) => (
+                Sender::Nats(Box::new(NatsTarget::new(destination, field)?)),
                 lease.max(destination.timeout * 2),
             ),
         };

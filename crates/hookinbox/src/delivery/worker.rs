@@ -3,7 +3,9 @@
 //! settles the outcome through the retry policy (recorded by the target's
 //! settler, many per write). Delivery to an HTTP target is at-least-once: a
 //! crash between the target's answer and the settlement leaves a lease that
-//! expires and is taken again, with the same idempotency key. A handler
+//! expires and is taken again, with the same idempotency key. A NATS target
+//! publishes again with the same `Nats-Msg-Id`, which JetStream drops as a
+//! duplicate inside the stream's duplicate window. A handler
 //! target commits its change with the DELIVERED marker (`handler_target`),
 //! so its attempts apply exactly once.
 
@@ -34,7 +36,7 @@ pub struct WorkerContext {
 
 /// Runs until `shutdown` turns true; then stops leasing, lets in-flight
 /// attempts finish and waits until their outcomes are recorded.
-/// `handler` is the bound handler of a `handler` target (None for HTTP).
+/// `handler` is the bound handler of a `handler` target (None for the others).
 pub async fn run(
     context: WorkerContext,
     target: Arc<Target>,
@@ -140,6 +142,7 @@ async fn attempt(
         }
         match (&target.sender, handler) {
             (Sender::Http(http), _) => http.send(&event, clock::unix_seconds()).await.into(),
+            (Sender::Nats(nats), _) => nats.send(&event).await.into(),
             (Sender::Handler, Some(handler)) => {
                 handler.deliver(&lease, event, clock::unix_millis()).await
             }

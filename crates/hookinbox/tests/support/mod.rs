@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod nats;
+
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
