@@ -31,7 +31,8 @@ fn check(path: &Path, json: bool) -> anyhow::Result<()> {
                     "note: endpoint `{}`, target `{}` is a handler target: only a program that \
                      embeds hookinbox and registers a handler under that name can deliver it \
                      (the stock `hookinbox serve` refuses it unless run with --no-workers)",
-                    endpoint.id, target.name
+                    endpoint.id,
+                    target.name
                 );
             }
         }
