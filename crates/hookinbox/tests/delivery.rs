@@ -71,13 +71,13 @@ async fn delivered_request_is_re_signed_with_the_inbox_id_as_idempotency_key() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn target_down_for_a_while_then_up_gets_every_event() {
-    let addr = reserve_port();
+    // The target's port is bound but nothing listens on it yet.
+    let port = ReservedPort::new();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("inbox.db");
-    let url = format!("http://{addr}/internal");
     let server = Server::start(
         dir.path(),
-        &config_with_target(&db, &url, "max_attempts = 1000", ""),
+        &config_with_target(&db, &port.url(), "max_attempts = 1000", ""),
     );
     let client = client();
     let mut ids = HashSet::new();
@@ -95,7 +95,7 @@ async fn target_down_for_a_while_then_up_gets_every_event() {
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert!(inbox_status(&db).values().all(|s| s == "ACCEPTED"));
 
-    let sink = Sink::start_on(addr).await;
+    let sink = Sink::start_on(port).await;
     assert!(
         eventually(Duration::from_secs(20), || inbox_status(&db)
             .values()
