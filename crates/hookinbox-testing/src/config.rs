@@ -16,6 +16,8 @@ pub const TARGET_SECRET: &str = "whsec_dGFyZ2V0LXNlY3JldC1mb3ItdGVzdHMtMDAwMDAwM
 #[derive(Debug, Clone)]
 pub struct TestConfig {
     db: PathBuf,
+    /// More lines of the `[storage]` table.
+    storage: String,
     /// The `[[endpoint.target]]` table of the `lab` endpoint, if it has one.
     target: Option<String>,
     /// Tables after the `lab` endpoint's.
@@ -35,9 +37,17 @@ impl TestConfig {
     pub fn new(db: &Path) -> TestConfig {
         TestConfig {
             db: db.to_owned(),
+            storage: String::new(),
             target: None,
             extra: String::new(),
         }
+    }
+
+    /// More lines of the `[storage]` table (`commit_timeout = "10ms"`).
+    pub fn storage(mut self, settings: &str) -> TestConfig {
+        self.storage.push_str(settings);
+        self.storage.push('\n');
+        self
     }
 
     /// The `lab` endpoint delivers to an http target named `sink` at `url`,
@@ -88,6 +98,7 @@ concurrency = 4"#
 impl fmt::Display for TestConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "[storage]\nurl = \"sqlite://{}\"", self.db.display())?;
+        write!(f, "{}", self.storage)?;
         if self.target.is_some() {
             writeln!(f, "{FAST_DELIVERY}")?;
         }

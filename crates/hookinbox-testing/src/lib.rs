@@ -6,7 +6,7 @@
 //! One of each, so no two helpers do the same job:
 //! - [`TestConfig`]: the configuration builder (one `lab` endpoint, optional
 //!   targets, anything else as extra TOML);
-//! - [`lab_signed`] / [`lab_event`]: requests signed the `lab` way;
+//! - [`lab_signed`] / [`lab_event`] / [`mailgun_signed`]: signed requests;
 //! - [`client`], [`post`], [`send`]: a plain HTTP/1.1 client and its [`Answer`];
 //! - [`Sink`]: a capturing HTTP target (plain or TLS), and [`ReservedPort`]
 //!   for a target that is down until a test starts it;
@@ -33,6 +33,6 @@ pub use database::{deliveries, inbox_rows, inbox_status, payload_log_bytes, payl
 pub use http::{client, post, retry_until_accepted, send, Answer, HttpClient};
 pub use metrics::metric_value;
 pub use pki::TestPki;
-pub use signed::{lab_event, lab_signed, now, Signed};
+pub use signed::{basic, lab_event, lab_signed, mailgun_signed, now, Signed};
 pub use sink::{Received, ReservedPort, Sink};
 pub use wait::eventually;

@@ -1,5 +1,7 @@
-//! Requests signed the way a `lab` sender signs them (DESIGN.md §3):
-//! `X-Timestamp` and `X-Signature`, hex HMAC-SHA256 of `"{timestamp}.{body}"`.
+//! Signed requests: the way a `lab` sender signs them (DESIGN.md §3:
+//! `X-Timestamp` and `X-Signature`, hex HMAC-SHA256 of
+//! `"{timestamp}.{body}"`), and Mailgun's, whose signature does not cover
+//! the body and so comes with HTTP basic credentials.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -56,5 +58,33 @@ pub fn lab_event(id: &str) -> Signed {
     lab_signed(
         format!(r#"{{"id":"{id}","type":"payment.succeeded","amount":1}}"#),
         now(),
+    )
+}
+
+/// A Mailgun event webhook signed now with `signing_key` under `token`,
+/// with an `Authorization` header when given.
+pub fn mailgun_signed(signing_key: &str, token: &str, authorization: Option<&str>) -> Signed {
+    let timestamp = now().to_string();
+    let signature = hookinbox_verify::providers::mailgun::sign(signing_key, &timestamp, token);
+    let body = serde_json::json!({
+        "signature": {"timestamp": timestamp, "token": token, "signature": signature},
+        "event-data": {"event": "delivered", "id": "ev-1", "timestamp": now()},
+    });
+    let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
+    if let Some(value) = authorization {
+        headers.push(("authorization".into(), value.into()));
+    }
+    Signed {
+        headers,
+        body: body.to_string().into(),
+    }
+}
+
+/// An `Authorization` value for HTTP basic credentials `user:password`.
+pub fn basic(credentials: &str) -> String {
+    use base64::Engine;
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(credentials)
     )
 }

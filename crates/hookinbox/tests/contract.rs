@@ -371,7 +371,9 @@ async fn locked_storage_answers_503_with_retry_after_then_recovers() {
     let db = dir.path().join("inbox.db");
     let server = Server::start(
         dir.path(),
-        &config(&db, "").replace("[storage]", "[storage]\nbusy_timeout = \"300ms\""),
+        &TestConfig::new(&db)
+            .storage("busy_timeout = \"300ms\"")
+            .to_string(),
     );
     let client = client();
     assert_eq!(
@@ -539,32 +541,6 @@ value = "{MAILGUN_KEY}"
     )
 }
 
-/// A Mailgun event webhook signed now, with `authorization` if given.
-fn mailgun_request(token: &str, authorization: Option<&str>) -> Signed {
-    let timestamp = now().to_string();
-    let signature = hookinbox_verify::providers::mailgun::sign(MAILGUN_KEY, &timestamp, token);
-    let body = serde_json::json!({
-        "signature": {"timestamp": timestamp, "token": token, "signature": signature},
-        "event-data": {"event": "delivered", "id": "ev-1", "timestamp": now()},
-    });
-    let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
-    if let Some(value) = authorization {
-        headers.push(("authorization".into(), value.into()));
-    }
-    Signed {
-        headers,
-        body: body.to_string().into(),
-    }
-}
-
-fn basic(credentials: &str) -> String {
-    use base64::Engine;
-    format!(
-        "Basic {}",
-        base64::engine::general_purpose::STANDARD.encode(credentials)
-    )
-}
-
 #[test]
 fn a_mailgun_endpoint_without_basic_auth_does_not_start() {
     let dir = tempfile::tempdir().unwrap();
@@ -591,23 +567,38 @@ async fn basic_auth_is_required_beside_the_signature() {
     let url = server.url("/hooks/mailgun");
     let token = "a".repeat(50);
 
-    let none = post(&client, &url, &mailgun_request(&token, None)).await;
+    let none = post(&client, &url, &mailgun_signed(MAILGUN_KEY, &token, None)).await;
     assert_eq!(
         (none.status, none.error()),
         (401, "missing_signature".into())
     );
-    let bearer = post(&client, &url, &mailgun_request(&token, Some("Bearer x"))).await;
+    let bearer = post(
+        &client,
+        &url,
+        &mailgun_signed(MAILGUN_KEY, &token, Some("Bearer x")),
+    )
+    .await;
     assert_eq!(
         (bearer.status, bearer.error()),
         (401, "missing_signature".into())
     );
     let wrong = basic("mailgun:not-the-password");
-    let wrong = post(&client, &url, &mailgun_request(&token, Some(&wrong))).await;
+    let wrong = post(
+        &client,
+        &url,
+        &mailgun_signed(MAILGUN_KEY, &token, Some(&wrong)),
+    )
+    .await;
     assert_eq!((wrong.status, wrong.error()), (401, "signature".into()));
     assert!(inbox_rows(&db).is_empty(), "nothing stored before the 200");
 
     let right = basic("mailgun:hook-password");
-    let accepted = post(&client, &url, &mailgun_request(&token, Some(&right))).await;
+    let accepted = post(
+        &client,
+        &url,
+        &mailgun_signed(MAILGUN_KEY, &token, Some(&right)),
+    )
+    .await;
     assert_eq!(accepted.status, 200, "{:?}", accepted.body);
     assert_eq!(accepted.json()["duplicate"], false);
     let rows = inbox_rows(&db);

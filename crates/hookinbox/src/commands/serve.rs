@@ -13,11 +13,6 @@ use crate::app_state::AppState;
 use crate::config::{self, ConfigError, Settings};
 use crate::delivery::HandlerRegistry;
 use crate::endpoint::Endpoints;
-use crate::ingress::body::Linger;
-use crate::ingress::body_budget::BodyBudget;
-use crate::ingress::body_pace::BodyPace;
-use crate::ingress::client_address::TrustedProxies;
-use crate::ingress::client_refusals::ClientRefusals;
 use crate::server::{self, HttpLimits};
 use crate::tls_listener::TlsListener;
 use crate::{admin, delivery, endpoint, ingress, storage, telemetry};
@@ -206,28 +201,7 @@ pub async fn serve_ingress(
     tls: Option<TlsListener>,
     stop_signal: impl std::future::Future<Output = ()> + Send,
 ) {
-    let state = AppState {
-        endpoints: Arc::new(endpoints),
-        store,
-        bodies: BodyBudget::new(settings.max_inflight_body_bytes.get() as usize),
-        body_pace: BodyPace {
-            grace: settings.body_rate_grace,
-            min_bytes_per_second: settings.min_body_bytes_per_second.get(),
-            max_duration: settings.body_read_timeout,
-        },
-        linger: Linger {
-            timeout: settings.linger_timeout,
-            max_bytes: settings.linger_max_bytes,
-        },
-        clients: Arc::new(ClientRefusals::new(
-            settings.unverified_rate_limit.per_second,
-            settings.unverified_rate_limit.burst,
-        )),
-        trusted_proxies: Arc::new(TrustedProxies::new(settings.trusted_proxies.clone())),
-        refusals: Arc::default(),
-        commit_timeout,
-        storage_refusals: Arc::default(),
-    };
+    let state = AppState::new(endpoints, store, settings, commit_timeout);
     let limits = HttpLimits {
         listener: "public",
         max_headers: settings.max_headers.get(),
