@@ -86,6 +86,22 @@ concurrency = 4"#
         }
     }
 
+    /// Another endpoint, `/hooks/{id}`, of `provider`, with one secret
+    /// version `v1` = `secret`; `settings` are more lines of its table
+    /// (`event_types = ["invoice.*"]`).
+    pub fn endpoint(self, id: &str, provider: &str, settings: &str, secret: &str) -> TestConfig {
+        self.extra(&format!(
+            r#"
+[[endpoint]]
+id = "{id}"
+provider = "{provider}"
+{settings}
+[[endpoint.secret]]
+version = "v1"
+value = "{secret}""#
+        ))
+    }
+
     /// More TOML after the `lab` endpoint: `[server]`, `[admin]`, other
     /// `[[endpoint]]`s.
     pub fn extra(mut self, toml: &str) -> TestConfig {

@@ -1,7 +1,8 @@
 //! Signed requests: the way a `lab` sender signs them (DESIGN.md §3:
 //! `X-Timestamp` and `X-Signature`, hex HMAC-SHA256 of
-//! `"{timestamp}.{body}"`), and Mailgun's, whose signature does not cover
-//! the body and so comes with HTTP basic credentials.
+//! `"{timestamp}.{body}"`); GitHub's, whose event id (the delivery id) is
+//! not signed; and Mailgun's, whose signature does not cover the body and so
+//! comes with HTTP basic credentials.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -87,4 +88,21 @@ pub fn basic(credentials: &str) -> String {
         "Basic {}",
         base64::engine::general_purpose::STANDARD.encode(credentials)
     )
+}
+
+/// A GitHub `issues` webhook: `body` signed with `secret`, under the
+/// delivery id `delivery`, which GitHub does not sign.
+pub fn github_signed(secret: &str, body: &str, delivery: &str) -> Signed {
+    Signed {
+        headers: vec![
+            ("content-type".into(), "application/json".into()),
+            (
+                "x-hub-signature-256".into(),
+                hookinbox_verify::providers::github::sign(secret, body.as_bytes()),
+            ),
+            ("x-github-delivery".into(), delivery.into()),
+            ("x-github-event".into(), "issues".into()),
+        ],
+        body: body.to_owned().into(),
+    }
 }

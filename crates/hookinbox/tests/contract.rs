@@ -526,19 +526,12 @@ async fn a_flood_of_bad_signatures_is_refused_without_a_log_line_each() {
 
 const MAILGUN_KEY: &str = "mailgun-signing-key";
 
-/// A Mailgun endpoint (`/hooks/mailgun`) with `basic_auth` TOML, if any.
-fn mailgun_endpoint(basic_auth: &str) -> String {
-    format!(
-        r#"
-[[endpoint]]
-id = "mailgun"
-provider = "mailgun"
-{basic_auth}
-[[endpoint.secret]]
-version = "v1"
-value = "{MAILGUN_KEY}"
-"#
-    )
+/// A config with a Mailgun endpoint (`/hooks/mailgun`, `endpoint[1]`)
+/// with `basic_auth` TOML, if any.
+fn with_mailgun(db: &std::path::Path, basic_auth: &str) -> String {
+    TestConfig::new(db)
+        .endpoint("mailgun", "mailgun", basic_auth, MAILGUN_KEY)
+        .to_string()
 }
 
 #[test]
@@ -546,7 +539,7 @@ fn a_mailgun_endpoint_without_basic_auth_does_not_start() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("hookinbox.toml");
     let db = dir.path().join("inbox.db");
-    std::fs::write(&config, support::config(&db, &mailgun_endpoint(""))).unwrap();
+    std::fs::write(&config, with_mailgun(&db, "")).unwrap();
     let (code, stderr) = serve_refused(&config, &[]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
@@ -562,7 +555,7 @@ async fn basic_auth_is_required_beside_the_signature() {
     std::fs::write(dir.path().join("mailgun-hook-password"), "hook-password\n").unwrap();
     let basic_auth =
         r#"basic_auth = { username = "mailgun", password_file = "mailgun-hook-password" }"#;
-    let server = Server::start(dir.path(), &config(&db, &mailgun_endpoint(basic_auth)));
+    let server = Server::start(dir.path(), &with_mailgun(&db, basic_auth));
     let client = client();
     let url = server.url("/hooks/mailgun");
     let token = "a".repeat(50);

@@ -27,7 +27,8 @@ use hookinbox_store::{
     StoreError, StoredEvent,
 };
 use hookinbox_testing::{
-    basic, inbox_rows, lab_signed, mailgun_signed, now, Signed, TestConfig, LAB_SECRET,
+    basic, github_signed, inbox_rows, lab_signed, mailgun_signed, now, Signed, TestConfig,
+    LAB_SECRET,
 };
 use tower::ServiceExt;
 
@@ -64,10 +65,8 @@ const PEER: &str = "192.0.2.10:40000";
 enum Backend {
     /// The SQLite store, in a temporary directory.
     Sqlite,
-    /// Every commit fails with this error.
-    Failing(fn() -> StoreError),
-    /// No commit ever returns.
-    Stalling,
+    /// A store whose commits go wrong.
+    Fake(FakeStore),
 }
 
 /// The public router over a configuration: the `lab` endpoint plus what a
@@ -89,8 +88,7 @@ impl Ingress {
         let endpoints = endpoint::build_all(&settings).expect("the endpoints");
         let store: Arc<dyn Store> = match backend {
             Backend::Sqlite => storage::open(&settings.storage).expect("the store"),
-            Backend::Failing(error) => Arc::new(FailingStore(error)),
-            Backend::Stalling => Arc::new(StallingStore),
+            Backend::Fake(fake) => Arc::new(fake),
         };
         let state = AppState::new(
             endpoints,
@@ -334,32 +332,14 @@ const MAILGUN_KEY: &str = "mailgun-signing-key";
 /// A Mailgun endpoint (`/hooks/mailgun`) that wants basic credentials
 /// `mailgun:hook-password` beside the signature.
 fn with_mailgun(config: TestConfig) -> TestConfig {
-    config.extra(&format!(
-        r#"
-[[endpoint]]
-id = "mailgun"
-provider = "mailgun"
-basic_auth = {{ username = "mailgun", password = "hook-password" }}
-[[endpoint.secret]]
-version = "v1"
-value = "{MAILGUN_KEY}"
-"#
-    ))
+    let basic_auth = r#"basic_auth = { username = "mailgun", password = "hook-password" }"#;
+    config.endpoint("mailgun", "mailgun", basic_auth, MAILGUN_KEY)
 }
 
 /// An endpoint `slow` whose token bucket holds one event a second.
 fn with_slow_endpoint(config: TestConfig) -> TestConfig {
-    config.extra(&format!(
-        r#"
-[[endpoint]]
-id = "slow"
-provider = "lab"
-rate_limit = {{ per_second = 1, burst = 1 }}
-[[endpoint.secret]]
-version = "v1"
-value = "{LAB_SECRET}"
-"#
-    ))
+    let rate_limit = "rate_limit = { per_second = 1, burst = 1 }";
+    config.endpoint("slow", "lab", rate_limit, LAB_SECRET)
 }
 
 fn refusals() -> Vec<Row> {
@@ -544,7 +524,7 @@ fn refusals() -> Vec<Row> {
         .retry_after("1")
         .closes(),
         Row::new("commit queue full", Sent::lab(&good), 503, "unavailable")
-            .backend(Backend::Failing(|| StoreError::Overloaded))
+            .backend(Backend::Fake(FakeStore::Failing(|| StoreError::Overloaded)))
             .retry_after("1"),
         Row::new(
             "commit not finished within storage.commit_timeout",
@@ -553,7 +533,7 @@ fn refusals() -> Vec<Row> {
             "unavailable",
         )
         .config(|config| config.storage("commit_timeout = \"10ms\""))
-        .backend(Backend::Stalling)
+        .backend(Backend::Fake(FakeStore::Stalling))
         .retry_after("5"),
         Row::new(
             "storage error (I/O, disk full, lock held, failed COMMIT)",
@@ -561,12 +541,12 @@ fn refusals() -> Vec<Row> {
             503,
             "unavailable",
         )
-        .backend(Backend::Failing(|| {
+        .backend(Backend::Fake(FakeStore::Failing(|| {
             StoreError::Unavailable("disk I/O error".into())
-        }))
+        })))
         .retry_after("5"),
         Row::new("writer stopped", Sent::lab(&good), 503, "unavailable")
-            .backend(Backend::Failing(|| StoreError::Stopped))
+            .backend(Backend::Fake(FakeStore::Failing(|| StoreError::Stopped)))
             .retry_after("5"),
     ]
 }
@@ -643,44 +623,23 @@ async fn a_new_event_then_its_copy_are_acknowledged_with_the_inbox_id() {
 
 const GITHUB_SECRET: &str = "github-test-secret";
 
-/// A request signed as GitHub signs it: the body, not the delivery id.
-fn github(body: &str, delivery: &str) -> Signed {
-    Signed {
-        headers: vec![
-            ("content-type".into(), "application/json".into()),
-            (
-                "x-hub-signature-256".into(),
-                hookinbox_verify::providers::github::sign(GITHUB_SECRET, body.as_bytes()),
-            ),
-            ("x-github-delivery".into(), delivery.into()),
-            ("x-github-event".into(), "issues".into()),
-        ],
-        body: body.to_owned().into(),
-    }
-}
-
 #[tokio::test]
 async fn an_unsigned_id_resent_under_a_new_one_is_the_first_events_duplicate() {
-    let with_github = |config: TestConfig| {
-        config.extra(&format!(
-            r#"
-[[endpoint]]
-id = "github"
-provider = "github"
-[[endpoint.secret]]
-version = "v1"
-value = "{GITHUB_SECRET}"
-"#
-        ))
-    };
+    let with_github = |config: TestConfig| config.endpoint("github", "github", "", GITHUB_SECRET);
     let ingress = Ingress::start(with_github, Backend::Sqlite);
     let body = r#"{"action":"opened","issue":{"number":1}}"#;
     let first = ingress
-        .answer(Sent::post("/hooks/github", &github(body, "delivery-1")))
+        .answer(Sent::post(
+            "/hooks/github",
+            &github_signed(GITHUB_SECRET, body, "delivery-1"),
+        ))
         .await;
     assert_eq!(first.status, 200);
     let again = ingress
-        .answer(Sent::post("/hooks/github", &github(body, "delivery-2")))
+        .answer(Sent::post(
+            "/hooks/github",
+            &github_signed(GITHUB_SECRET, body, "delivery-2"),
+        ))
         .await;
     let stored = ingress.stored();
     let [(inbox_id, event_id)] = &stored[..] else {
@@ -697,17 +656,7 @@ value = "{GITHUB_SECRET}"
 #[tokio::test]
 async fn an_event_type_the_endpoint_does_not_take_is_acknowledged_and_not_stored() {
     let with_picky = |config: TestConfig| {
-        config.extra(&format!(
-            r#"
-[[endpoint]]
-id = "picky"
-provider = "lab"
-event_types = ["invoice.*"]
-[[endpoint.secret]]
-version = "v1"
-value = "{LAB_SECRET}"
-"#
-        ))
+        config.endpoint("picky", "lab", r#"event_types = ["invoice.*"]"#, LAB_SECRET)
     };
     let ingress = Ingress::start(with_picky, Backend::Sqlite);
     let answer = ingress
@@ -725,18 +674,7 @@ const SLACK_SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5";
 
 #[tokio::test]
 async fn a_verified_handshake_gets_the_providers_reply_and_is_not_stored() {
-    let with_slack = |config: TestConfig| {
-        config.extra(&format!(
-            r#"
-[[endpoint]]
-id = "slack"
-provider = "slack"
-[[endpoint.secret]]
-version = "v1"
-value = "{SLACK_SECRET}"
-"#
-        ))
-    };
+    let with_slack = |config: TestConfig| config.endpoint("slack", "slack", "", SLACK_SECRET);
     let ingress = Ingress::start(with_slack, Backend::Sqlite);
     let body = r#"{"token":"x","challenge":"3eZbrw1a","type":"url_verification"}"#;
     let ts = now();
@@ -768,11 +706,14 @@ async fn the_liveness_probe_answers_ok() {
     assert_eq!((answer.status, answer.text()), (200, "ok"));
 }
 
-/// A store whose every commit fails with one error.
-struct FailingStore(fn() -> StoreError);
-
-/// A store whose commits never return: a frozen disk.
-struct StallingStore;
+/// A store whose commits go wrong; ingress asks it for nothing else.
+#[derive(Clone, Copy)]
+enum FakeStore {
+    /// Every commit fails with this error.
+    Failing(fn() -> StoreError),
+    /// No commit ever returns: a frozen disk.
+    Stalling,
+}
 
 /// What ingress never asks of a store.
 fn not_ingress() -> StoreError {
@@ -780,37 +721,12 @@ fn not_ingress() -> StoreError {
 }
 
 #[async_trait]
-impl Store for FailingStore {
+impl Store for FakeStore {
     async fn accept(&self, _: NewEvent) -> Result<AcceptOutcome, StoreError> {
-        Err((self.0)())
-    }
-    async fn lease(&self, _: LeaseParams) -> Result<Vec<LeasedDelivery>, StoreError> {
-        Err(not_ingress())
-    }
-    async fn heartbeat(&self, _: &LeasedDelivery, _: i64) -> Result<bool, StoreError> {
-        Err(not_ingress())
-    }
-    async fn settle(&self, _: &LeasedDelivery, _: Settlement, _: i64) -> Result<bool, StoreError> {
-        Err(not_ingress())
-    }
-    async fn reclaim_expired(&self, _: i64) -> Result<u64, StoreError> {
-        Err(not_ingress())
-    }
-    async fn replay(&self, _: ReplaySelector, _: i64) -> Result<Vec<String>, StoreError> {
-        Err(not_ingress())
-    }
-    async fn load_event(&self, _: &str) -> Result<Option<StoredEvent>, StoreError> {
-        Err(not_ingress())
-    }
-    async fn stats(&self) -> Result<Stats, StoreError> {
-        Err(not_ingress())
-    }
-}
-
-#[async_trait]
-impl Store for StallingStore {
-    async fn accept(&self, _: NewEvent) -> Result<AcceptOutcome, StoreError> {
-        std::future::pending().await
+        match self {
+            FakeStore::Failing(error) => Err(error()),
+            FakeStore::Stalling => std::future::pending().await,
+        }
     }
     async fn lease(&self, _: LeaseParams) -> Result<Vec<LeasedDelivery>, StoreError> {
         Err(not_ingress())
