@@ -365,6 +365,33 @@ async fn streamed_oversize_is_cut_off_at_the_limit() {
     assert_eq!(answer.status, 200, "{:?}", answer.body);
 }
 
+/// Hyper answers these before the router runs, with an empty body (the
+/// one row of DESIGN.md §2 the router tests cannot reach).
+#[tokio::test]
+async fn too_many_header_fields_or_too_large_a_head_is_431() {
+    let (_dir, server) = start("[server]\nmax_headers = 8\n");
+    let mut stream = TcpStream::connect(server.addr).unwrap();
+    let fields: String = (0..8).map(|n| format!("X-Field-{n}: {n}\r\n")).collect();
+    write!(
+        stream,
+        "POST /hooks/lab HTTP/1.1\r\nHost: x\r\n{fields}Content-Length: 0\r\n\r\n"
+    )
+    .unwrap();
+    let head = read_head(&mut stream);
+    assert!(head.starts_with("HTTP/1.1 431"), "{head}");
+
+    // Few fields, but more than `max_header_bytes` (16 KiB) of them.
+    let mut stream = TcpStream::connect(server.addr).unwrap();
+    let long = "a".repeat(17 * 1024);
+    write!(
+        stream,
+        "POST /hooks/lab HTTP/1.1\r\nHost: x\r\nX-Long: {long}\r\nContent-Length: 0\r\n\r\n"
+    )
+    .unwrap();
+    let head = read_head(&mut stream);
+    assert!(head.starts_with("HTTP/1.1 431"), "{head}");
+}
+
 #[tokio::test]
 async fn locked_storage_answers_503_with_retry_after_then_recovers() {
     let dir = tempfile::tempdir().unwrap();
