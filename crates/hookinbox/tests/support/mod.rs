@@ -5,7 +5,7 @@
 //! signed requests, the HTTP client, the capturing sink, database readers —
 //! is the shared test-support crate, re-exported here.
 
-#![allow(dead_code, unused_imports)]
+#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
