@@ -15,6 +15,7 @@ pub const TARGET_SECRET: &str = "whsec_dGFyZ2V0LXNlY3JldC1mb3ItdGVzdHMtMDAwMDAwM
 /// TOML `hookinbox serve --config` reads.
 #[derive(Debug, Clone)]
 pub struct TestConfig {
+    /// The SQLite file of `[storage]`.
     db: PathBuf,
     /// More lines of the `[storage]` table.
     storage: String,
