@@ -137,7 +137,9 @@ fn config_check_refuses_what_serve_refuses_naming_the_field() {
             "error: endpoint[0].target[0].timeout: must be longer than zero",
         ),
         (
-            config(&db, "").replace("[storage]", "[storage]\nbusy_timeout_ms = 300"),
+            TestConfig::new(&db)
+                .storage("busy_timeout_ms = 300")
+                .to_string(),
             "`busy_timeout_ms` is now `busy_timeout`, a duration such as \"2s\"",
         ),
         (

@@ -7,78 +7,23 @@
 mod support;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookinbox::{HandledEvent, HandlerError, HandlerRegistry, Service, SqliteHandler};
+use hookinbox::{HandlerRegistry, Service};
+use hookinbox_testing::ledger::{self, Fault, Ledger};
 use support::*;
 
-/// Adds each event's `amount` to `ledger`; fails the first two attempts of
-/// the event whose amount is 13.
-#[derive(Default)]
-struct Ledger {
-    unlucky_failures: AtomicUsize,
-}
-
-impl SqliteHandler for Ledger {
-    fn handle(
-        &self,
-        conn: &rusqlite::Connection,
-        event: &HandledEvent<'_>,
-    ) -> Result<(), HandlerError> {
-        let sql = |e: rusqlite::Error| HandlerError(e.to_string());
-        let body: serde_json::Value = serde_json::from_slice(event.payload)
-            .map_err(|e| HandlerError(format!("not JSON: {e}")))?;
-        let amount = body["amount"]
-            .as_i64()
-            .ok_or_else(|| HandlerError("no amount".into()))?;
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS ledger (inbox_id TEXT PRIMARY KEY, amount INTEGER NOT NULL)",
-            [],
-        )
-        .map_err(sql)?;
-        conn.execute(
-            "INSERT INTO ledger (inbox_id, amount) VALUES (?1, ?2)",
-            rusqlite::params![event.inbox_id, amount],
-        )
-        .map_err(sql)?;
-        if amount == 13 && self.unlucky_failures.fetch_add(1, Ordering::SeqCst) < 2 {
-            return Err(HandlerError("ledger service unavailable".into()));
-        }
-        Ok(())
-    }
-}
-
-fn handler_config(db: &std::path::Path, target_name: &str) -> String {
-    config(
-        db,
-        &format!(
-            r#"
-[[endpoint.target]]
-name = "{target_name}"
-kind = "handler"
-max_attempts = 5
-retry_base = "20ms"
-retry_cap = "100ms"
-concurrency = 4
-
-[delivery]
-poll_interval = "50ms"
-lease = "1s"
-rescue_interval = "200ms"
-"#
-        ),
-    )
-}
-
 /// A temporary directory with a config whose `lab` endpoint has one
-/// handler target named `target_name`: (dir, database, config file).
+/// handler target named `target_name`, and a database that already has the
+/// ledger's table: (dir, database, config file).
 fn handler_setup(target_name: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("inbox.db");
+    ledger::create(&rusqlite::Connection::open(&db).unwrap()).unwrap();
     let config_path = dir.path().join("hookinbox.toml");
-    std::fs::write(&config_path, handler_config(&db, target_name)).unwrap();
+    let config = TestConfig::new(&db).handler_target(target_name);
+    std::fs::write(&config_path, config.to_string()).unwrap();
     (dir, db, config_path)
 }
 
@@ -90,17 +35,8 @@ async fn listening(addr: std::net::SocketAddr) -> bool {
     .await
 }
 
-fn ledger(db: &std::path::Path) -> Vec<(String, i64)> {
-    let conn = rusqlite::Connection::open(db).unwrap();
-    let Ok(mut statement) = conn.prepare("SELECT inbox_id, amount FROM ledger ORDER BY inbox_id")
-    else {
-        return Vec::new();
-    };
-    statement
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
+fn booked(db: &std::path::Path) -> Vec<(String, i64)> {
+    ledger::amounts(&rusqlite::Connection::open(db).unwrap()).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -108,7 +44,11 @@ async fn every_event_is_applied_exactly_once_and_failures_are_retried() {
     let (_dir, db, config_path) = handler_setup("ledger");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let handler = Arc::new(Ledger::default());
+    // The ledger service is down for the first two tries of the event of 13.
+    let handler = Arc::new(Ledger::failing(Fault::FirstTimes {
+        amount: 13,
+        times: 2,
+    }));
     let handlers = HandlerRegistry::new().register("ledger", handler.clone());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     // A start-up error drops the listener: the sends below fail, never hang.
@@ -153,10 +93,10 @@ async fn every_event_is_applied_exactly_once_and_failures_are_retried() {
         "{:?}",
         inbox_status(&db)
     );
-    let booked = ledger(&db);
+    let booked = booked(&db);
     assert_eq!(booked.len(), 20, "one ledger row per event");
     assert_eq!(booked.iter().map(|(_, a)| a).sum::<i64>(), 210);
-    assert_eq!(handler.unlucky_failures.load(Ordering::SeqCst), 3);
+    assert_eq!(handler.faulted_amount_calls(), 3);
     // The failures were recorded as attempts, and the third one applied.
     let conn = rusqlite::Connection::open(&db).unwrap();
     let (attempts, failures): (i64, i64) = conn
@@ -186,7 +126,7 @@ async fn every_event_is_applied_exactly_once_and_failures_are_retried() {
 #[tokio::test]
 async fn a_handler_target_without_a_registered_handler_stops_start_up() {
     let (_dir, _db, config_path) = handler_setup("billing");
-    let handlers = HandlerRegistry::new().register("ledger", Arc::new(Ledger::default()) as Arc<_>);
+    let handlers = HandlerRegistry::new().register("ledger", Arc::new(Ledger::new()) as Arc<_>);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let error = Service::from_config_file(&config_path)
         .unwrap()
@@ -211,34 +151,6 @@ async fn a_handler_target_without_a_registered_handler_stops_start_up() {
     assert!(stderr.contains("no handler is registered"), "{stderr}");
 }
 
-/// Counts events into `counted` with no uniqueness constraint, so an event
-/// applied twice would show as two rows rather than as an error.
-struct Counter;
-
-impl SqliteHandler for Counter {
-    fn handle(
-        &self,
-        conn: &rusqlite::Connection,
-        event: &HandledEvent<'_>,
-    ) -> Result<(), HandlerError> {
-        let sql = |e: rusqlite::Error| HandlerError(e.to_string());
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS counted (inbox_id TEXT NOT NULL)",
-            [],
-        )
-        .map_err(sql)?;
-        conn.execute(
-            "INSERT INTO counted (inbox_id) VALUES (?1)",
-            [event.inbox_id],
-        )
-        .map_err(sql)?;
-        // A handler with some work to do: 150 events then take >150 ms to
-        // apply, so a kill right after the last ack finds some still pending.
-        std::thread::sleep(Duration::from_millis(1));
-        Ok(())
-    }
-}
-
 const CHILD_CONFIG: &str = "HOOKINBOX_TEST_EMBEDDED_CONFIG";
 const CHILD_LISTEN: &str = "HOOKINBOX_TEST_EMBEDDED_LISTEN";
 
@@ -255,7 +167,10 @@ fn embedded_service_child() {
         return;
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let handlers = HandlerRegistry::new().register("counter", Arc::new(Counter));
+    // Some work per event: 150 events then take over 150 ms to apply, so a
+    // kill right after the last ack finds some still pending.
+    let counter = Ledger::new().with_work(Duration::from_millis(1));
+    let handlers = HandlerRegistry::new().register("ledger", Arc::new(counter));
     let mut settings = hookinbox::config::load(std::path::Path::new(&config)).unwrap();
     settings.server.listen = listen.parse().unwrap();
     runtime
@@ -285,18 +200,18 @@ fn start_child(config: &std::path::Path, addr: std::net::SocketAddr) -> std::pro
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn handler_target_applies_exactly_once_across_kill_9() {
-    let (_dir, db, config_path) = handler_setup("counter");
+    let (_dir, db, config_path) = handler_setup("ledger");
     let client = client();
     let mut acked = std::collections::HashSet::new();
     let mut kills_with_pending = 0;
     for round in 0..4 {
-        let addr = reserve_port();
-        let mut child = start_child(&config_path, addr);
+        let port = ReservedPort::new();
+        let mut child = start_child(&config_path, port.addr());
         assert!(
-            listening(addr).await,
+            listening(port.addr()).await,
             "round {round}: the embedding program did not start"
         );
-        let url = format!("http://{addr}/hooks/lab");
+        let url = format!("http://{}/hooks/lab", port.addr());
         let sends: Vec<_> = (0..150)
             .map(|n| {
                 let (client, url) = (client.clone(), url.clone());
@@ -327,8 +242,8 @@ async fn handler_target_applies_exactly_once_across_kill_9() {
         "no kill landed while handler deliveries were pending"
     );
 
-    let addr = reserve_port();
-    let mut child = start_child(&config_path, addr);
+    let port = ReservedPort::new();
+    let mut child = start_child(&config_path, port.addr());
     let done = eventually(Duration::from_secs(30), || {
         inbox_status(&db).values().all(|s| s == "PROCESSED")
     })
@@ -344,14 +259,7 @@ async fn handler_target_applies_exactly_once_across_kill_9() {
             .count()
     );
 
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    let counts: Vec<(String, i64)> = conn
-        .prepare("SELECT inbox_id, count(*) FROM counted GROUP BY inbox_id")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let counts = ledger::entries_per_event(&rusqlite::Connection::open(&db).unwrap()).unwrap();
     let applied_twice: Vec<_> = counts.iter().filter(|(_, n)| *n != 1).collect();
     assert!(
         applied_twice.is_empty(),

@@ -136,7 +136,10 @@ async fn a_missing_stream_is_retried_and_the_event_delivered_once_it_exists() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_server_is_retried_as_not_connected() {
-    let nowhere = reserve_port();
+    // Held bound but not listening: connections to it are refused, and no
+    // other process can take the port during the test.
+    let reserved = ReservedPort::new();
+    let nowhere = reserved.addr();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("inbox.db");
     let server = Server::start(

@@ -32,22 +32,6 @@ secret = "{TARGET_SECRET}"
     )
 }
 
-/// A request signed the way GitHub signs it, under `delivery`.
-fn github_request(body: &str, delivery: &str) -> Signed {
-    Signed {
-        headers: vec![
-            ("content-type".into(), "application/json".into()),
-            (
-                "x-hub-signature-256".into(),
-                hookinbox_verify::providers::github::sign(GITHUB_SECRET, body.as_bytes()),
-            ),
-            ("x-github-delivery".into(), delivery.into()),
-            ("x-github-event".into(), "issues".into()),
-        ],
-        body: body.to_owned().into(),
-    }
-}
-
 #[tokio::test]
 async fn a_signed_request_resent_under_a_new_delivery_id_is_a_duplicate() {
     let sink = Sink::start().await;
@@ -59,12 +43,22 @@ async fn a_signed_request_resent_under_a_new_delivery_id_is_a_duplicate() {
     let url = server.url("/hooks/github");
     let body = r#"{"action":"opened","issue":{"number":1}}"#;
 
-    let first = post(&client, &url, &github_request(body, "guid-original")).await;
+    let first = post(
+        &client,
+        &url,
+        &github_signed(GITHUB_SECRET, body, "guid-original"),
+    )
+    .await;
     assert_eq!(first.status, 200, "{:?}", first.body);
     assert_eq!(first.json()["duplicate"], false);
     let id = first.json()["id"].as_str().unwrap().to_owned();
 
-    let copy = post(&client, &url, &github_request(body, "guid-forged")).await;
+    let copy = post(
+        &client,
+        &url,
+        &github_signed(GITHUB_SECRET, body, "guid-forged"),
+    )
+    .await;
     assert_eq!(copy.status, 200, "{:?}", copy.body);
     assert_eq!(
         copy.json(),

@@ -9,6 +9,8 @@ pub mod client_refusals;
 mod receive;
 pub mod refusal_log;
 pub mod rejection;
+#[cfg(test)]
+mod tests;
 
 use axum::routing::{any, get};
 use axum::Router;

@@ -8,30 +8,36 @@
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use governor::clock::{Clock, DefaultClock};
+use governor::middleware::NoOpMiddleware;
+use governor::state::{InMemoryState, NotKeyed};
+use governor::{Quota, RateLimiter};
 
 /// Lines per second once the burst is spent.
 const LINES_PER_SECOND: u32 = 5;
 /// Lines that may go out at once.
 const BURST: u32 = 20;
 
-pub struct RefusalLog {
-    limiter: DefaultDirectRateLimiter,
+/// The line budget of one kind of refusal, on governor's clock `C` (the
+/// monotonic clock in service; a fake one in tests, so the refill is
+/// stepped rather than waited for).
+pub struct RefusalLog<C: Clock = DefaultClock> {
+    limiter: RateLimiter<NotKeyed, InMemoryState, C, NoOpMiddleware<C::Instant>>,
     suppressed: AtomicU64,
 }
 
 impl Default for RefusalLog {
     fn default() -> Self {
-        RefusalLog::new(LINES_PER_SECOND, BURST)
+        RefusalLog::with_clock(LINES_PER_SECOND, BURST, DefaultClock::default())
     }
 }
 
-impl RefusalLog {
-    fn new(per_second: u32, burst: u32) -> RefusalLog {
+impl<C: Clock> RefusalLog<C> {
+    fn with_clock(per_second: u32, burst: u32, clock: C) -> RefusalLog<C> {
         let quota = Quota::per_second(NonZeroU32::new(per_second).unwrap_or(NonZeroU32::MIN))
             .allow_burst(NonZeroU32::new(burst).unwrap_or(NonZeroU32::MIN));
         RefusalLog {
-            limiter: RateLimiter::direct(quota),
+            limiter: RateLimiter::direct_with_clock(quota, clock),
             suppressed: AtomicU64::new(0),
         }
     }
@@ -51,19 +57,37 @@ impl RefusalLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use governor::clock::FakeRelativeClock;
+    use std::time::Duration;
 
     #[test]
     fn a_flood_gets_the_burst_then_a_count_of_what_was_suppressed() {
-        let log = RefusalLog::new(1, 3);
+        let clock = FakeRelativeClock::default();
+        let log = RefusalLog::with_clock(1, 3, clock.clone());
         let admitted: Vec<Option<u64>> = (0..10).map(|_| log.admit()).collect();
         assert_eq!(&admitted[..3], &[Some(0), Some(0), Some(0)]);
         assert!(admitted[3..].iter().all(Option::is_none));
-        std::thread::sleep(std::time::Duration::from_millis(1_100));
+        // One line a second: not a moment before the second is over.
+        clock.advance(Duration::from_millis(999));
+        assert_eq!(log.admit(), None);
+        clock.advance(Duration::from_millis(1));
         assert_eq!(
             log.admit(),
-            Some(7),
-            "the next line reports the 7 suppressed"
+            Some(8),
+            "the next line reports the 8 suppressed"
         );
         assert_eq!(log.suppressed.load(Ordering::Relaxed), 0);
+        assert_eq!(log.admit(), None, "and spent the second's line");
+    }
+
+    #[test]
+    fn the_service_budget_is_a_burst_of_20_then_5_a_second() {
+        let clock = FakeRelativeClock::default();
+        let log = RefusalLog::with_clock(LINES_PER_SECOND, BURST, clock.clone());
+        let lines = (0..300).filter(|_| log.admit().is_some()).count();
+        assert_eq!(lines, 20);
+        clock.advance(Duration::from_secs(1));
+        let lines = (0..300).filter(|_| log.admit().is_some()).count();
+        assert_eq!(lines, 5);
     }
 }

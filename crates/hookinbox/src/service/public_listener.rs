@@ -12,11 +12,6 @@ use crate::app_state::AppState;
 use crate::config;
 use crate::endpoint::Endpoints;
 use crate::ingress;
-use crate::ingress::body::Linger;
-use crate::ingress::body_budget::BodyBudget;
-use crate::ingress::body_pace::BodyPace;
-use crate::ingress::client_address::TrustedProxies;
-use crate::ingress::client_refusals::ClientRefusals;
 use crate::server::{self, HttpLimits};
 use crate::tls_listener::TlsListener;
 
@@ -35,28 +30,7 @@ impl PublicListener<'_> {
     /// for requests in flight has passed.
     pub async fn serve(self, listener: TcpListener, shutdown: impl Future<Output = ()> + Send) {
         let settings = self.settings;
-        let state = AppState {
-            endpoints: Arc::new(self.endpoints),
-            store: self.store,
-            bodies: BodyBudget::new(settings.max_inflight_body_bytes.get() as usize),
-            body_pace: BodyPace {
-                grace: settings.body_rate_grace,
-                min_bytes_per_second: settings.min_body_bytes_per_second.get(),
-                max_duration: settings.body_read_timeout,
-            },
-            linger: Linger {
-                timeout: settings.linger_timeout,
-                max_bytes: settings.linger_max_bytes,
-            },
-            clients: Arc::new(ClientRefusals::new(
-                settings.unverified_rate_limit.per_second,
-                settings.unverified_rate_limit.burst,
-            )),
-            trusted_proxies: Arc::new(TrustedProxies::new(settings.trusted_proxies.clone())),
-            refusals: Arc::default(),
-            commit_timeout: self.commit_timeout,
-            storage_refusals: Arc::default(),
-        };
+        let state = AppState::new(self.endpoints, self.store, settings, self.commit_timeout);
         let limits = HttpLimits {
             listener: "public",
             max_headers: settings.max_headers.get(),

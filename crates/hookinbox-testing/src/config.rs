@@ -1,0 +1,151 @@
+//! The one configuration builder of the tests: storage in a given file, one
+//! `lab` endpoint (`/hooks/lab`), and what a test adds — a target, more
+//! endpoints, server or admin settings.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The secret of the `lab` endpoint every test configuration has.
+pub const LAB_SECRET: &str = "lab-test-secret";
+
+/// The Standard Webhooks secret test targets sign with.
+pub const TARGET_SECRET: &str = "whsec_dGFyZ2V0LXNlY3JldC1mb3ItdGVzdHMtMDAwMDAwMDA=";
+
+/// A configuration file's text, built up by a test. Its `Display` is the
+/// TOML `hookinbox serve --config` reads.
+#[derive(Debug, Clone)]
+pub struct TestConfig {
+    /// The SQLite file of `[storage]`.
+    db: PathBuf,
+    /// More lines of the `[storage]` table.
+    storage: String,
+    /// The `[[endpoint.target]]` table of the `lab` endpoint, if it has one.
+    target: Option<String>,
+    /// Tables after the `lab` endpoint's.
+    extra: String,
+}
+
+/// Workers that find, lease and rescue deliveries within a test's patience.
+const FAST_DELIVERY: &str = r#"
+[delivery]
+poll_interval = "50ms"
+lease = "1s"
+rescue_interval = "200ms"
+"#;
+
+impl TestConfig {
+    /// Storage in `db` and one `lab` endpoint signed with [`LAB_SECRET`].
+    pub fn new(db: &Path) -> TestConfig {
+        TestConfig {
+            db: db.to_owned(),
+            storage: String::new(),
+            target: None,
+            extra: String::new(),
+        }
+    }
+
+    /// More lines of the `[storage]` table (`commit_timeout = "10ms"`).
+    pub fn storage(mut self, settings: &str) -> TestConfig {
+        self.storage.push_str(settings);
+        self.storage.push('\n');
+        self
+    }
+
+    /// The `lab` endpoint delivers to an http target named `sink` at `url`,
+    /// re-signed with [`TARGET_SECRET`], retried within milliseconds;
+    /// `settings` are more lines of the target's table (`max_attempts = 3`).
+    pub fn http_target(self, url: &str, settings: &str) -> TestConfig {
+        self.target(format!(
+            r#"name = "sink"
+kind = "http"
+url = "{url}"
+secret = "{TARGET_SECRET}"
+timeout = "2s"
+retry_base = "20ms"
+retry_cap = "200ms"
+{settings}"#
+        ))
+    }
+
+    /// The `lab` endpoint delivers to the embedder's handler registered as
+    /// `name`, retried within milliseconds, four at a time.
+    pub fn handler_target(self, name: &str) -> TestConfig {
+        self.target(format!(
+            r#"name = "{name}"
+kind = "handler"
+max_attempts = 5
+retry_base = "20ms"
+retry_cap = "100ms"
+concurrency = 4"#
+        ))
+    }
+
+    fn target(self, table: String) -> TestConfig {
+        TestConfig {
+            target: Some(table),
+            ..self
+        }
+    }
+
+    /// Another endpoint, `/hooks/{id}`, of `provider`, with one secret
+    /// version `v1` = `secret`; `settings` are more lines of its table
+    /// (`event_types = ["invoice.*"]`).
+    pub fn endpoint(self, id: &str, provider: &str, settings: &str, secret: &str) -> TestConfig {
+        self.extra(&format!(
+            r#"
+[[endpoint]]
+id = "{id}"
+provider = "{provider}"
+{settings}
+[[endpoint.secret]]
+version = "v1"
+value = "{secret}""#
+        ))
+    }
+
+    /// More TOML after the `lab` endpoint: `[server]`, `[admin]`, other
+    /// `[[endpoint]]`s.
+    pub fn extra(mut self, toml: &str) -> TestConfig {
+        self.extra.push_str(toml);
+        self.extra.push('\n');
+        self
+    }
+}
+
+impl fmt::Display for TestConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "[storage]\nurl = \"sqlite://{}\"", self.db.display())?;
+        write!(f, "{}", self.storage)?;
+        if self.target.is_some() {
+            writeln!(f, "{FAST_DELIVERY}")?;
+        }
+        writeln!(
+            f,
+            r#"
+[[endpoint]]
+id = "lab"
+provider = "lab"
+
+[[endpoint.secret]]
+version = "v1"
+value = "{LAB_SECRET}""#
+        )?;
+        if let Some(target) = &self.target {
+            writeln!(f, "\n[[endpoint.target]]\n{target}")?;
+        }
+        write!(f, "{}", self.extra)
+    }
+}
+
+/// The configuration most tests need: [`TestConfig::new`] plus `extra`.
+pub fn config(db: &Path, extra: &str) -> String {
+    TestConfig::new(db).extra(extra).to_string()
+}
+
+/// [`TestConfig::http_target`] at `url` with `target_settings`, plus `extra`.
+pub fn config_with_target(db: &Path, url: &str, target_settings: &str, extra: &str) -> String {
+    TestConfig::new(db)
+        .http_target(url, target_settings)
+        .extra(extra)
+        .to_string()
+}
