@@ -17,6 +17,8 @@ pub const TARGET_SECRET: &str = "whsec_dGFyZ2V0LXNlY3JldC1mb3ItdGVzdHMtMDAwMDAwM
 pub struct TestConfig {
     /// The SQLite file of `[storage]`.
     db: PathBuf,
+    /// `storage.url` instead of the SQLite file (`postgres://…`).
+    url: Option<String>,
     /// More lines of the `[storage]` table.
     storage: String,
     /// The `[[endpoint.target]]` table of the `lab` endpoint, if it has one.
@@ -38,10 +40,17 @@ impl TestConfig {
     pub fn new(db: &Path) -> TestConfig {
         TestConfig {
             db: db.to_owned(),
+            url: None,
             storage: String::new(),
             target: None,
             extra: String::new(),
         }
+    }
+
+    /// Stores at `url` (`postgres://…`) instead of the SQLite file.
+    pub fn storage_url(mut self, url: &str) -> TestConfig {
+        self.url = Some(url.to_owned());
+        self
     }
 
     /// More lines of the `[storage]` table (`commit_timeout = "10ms"`).
@@ -114,7 +123,10 @@ value = "{secret}""#
 
 impl fmt::Display for TestConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "[storage]\nurl = \"sqlite://{}\"", self.db.display())?;
+        match &self.url {
+            Some(url) => writeln!(f, "[storage]\nurl = \"{url}\"")?,
+            None => writeln!(f, "[storage]\nurl = \"sqlite://{}\"", self.db.display())?,
+        }
         write!(f, "{}", self.storage)?;
         if self.target.is_some() {
             writeln!(f, "{FAST_DELIVERY}")?;

@@ -2,7 +2,6 @@
 //! type.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 
 use hookinbox_store::StoreError;
 
@@ -20,11 +19,11 @@ pub enum Error {
     /// key, a CA file). The message names the field.
     #[error(transparent)]
     Config(#[from] ConfigError),
-    /// The configured database could not be opened or migrated.
-    #[error("storage.url ({})", path.display())]
+    /// The configured database could not be opened, reached or migrated.
+    #[error("storage.url ({database})")]
     Storage {
-        /// The database file (`storage.url`).
-        path: PathBuf,
+        /// The SQLite file, or the PostgreSQL URL without its password.
+        database: String,
         /// What the store reported.
         #[source]
         source: StoreError,
@@ -52,22 +51,25 @@ pub enum Error {
     /// (see [`HandlerRegistry`](crate::HandlerRegistry)). The stock binary
     /// registers none.
     #[error(
-        "endpoint {endpoint:?}, target {target:?}: a handler target, but no handler is \
-         registered under that name (handler targets need a program that embeds hookinbox \
-         and registers one)"
+        "endpoint {endpoint:?}, target {target:?}: a handler target, but no {backend} handler \
+         is registered under that name (handler targets need a program that embeds hookinbox \
+         and registers one for its storage backend)"
     )]
     HandlerMissing {
         /// The endpoint id.
         endpoint: String,
         /// The target's name, which the handler must be registered under.
         target: String,
+        /// The configured backend (`sqlite`, `postgres`), whose handler
+        /// kind is needed.
+        backend: &'static str,
     },
     /// A handler target with a store given to
     /// [`Service::store`](crate::Service::store): a handler commits its change in the
-    /// transaction of the configured SQLite store, which is then not opened.
+    /// transaction of the configured store, which is then not opened.
     #[error(
         "endpoint {endpoint:?}, target {target:?}: a handler target runs in the configured \
-         SQLite store's transactions; it cannot be delivered through a store given to \
+         store's transactions; it cannot be delivered through a store given to \
          Service::store (run without workers, or without that store)"
     )]
     HandlerNeedsConfiguredStore {

@@ -9,9 +9,11 @@
 //! The `hookinbox` binary is this library's [`cli::run`]. A program that
 //! embeds it runs a [`Service`] from a configuration file, most often to
 //! run its own business logic as a `kind = "handler"` target: the delivery
-//! workers call its [`SqliteHandler`] inside the transaction that records
-//! the delivery, so each event changes the program's state exactly once,
-//! and a failing handler is retried without the provider seeing an error.
+//! workers call its [`SqliteHandler`] (or, with `storage.url =
+//! "postgres://…"`, its [`PostgresHandler`]) inside the transaction that
+//! records the delivery, so each event changes the program's state exactly
+//! once, and a failing handler is retried without the provider seeing an
+//! error.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -51,7 +53,7 @@
 //! is internal: reach it through [`Service`] and the [`config`] it runs.
 //! The building blocks it wires are public crates of their own, re-exported
 //! here: [`verify`] (provider signatures, no I/O) and [`store`] (the
-//! [`Store`] seam and its SQLite implementation).
+//! [`Store`] seam and its SQLite and PostgreSQL implementations).
 
 #![warn(missing_docs)]
 
@@ -81,11 +83,14 @@ pub use error::Error;
 pub use server::shutdown_signal;
 pub use service::Service;
 
-pub use hookinbox_store::{HandledEvent, HandlerError, SqliteHandler, Store};
+pub use hookinbox_store::{HandledEvent, HandlerError, PostgresHandler, SqliteHandler, Store};
 
 /// The storage seam (`hookinbox-store`): the [`Store`] trait, its SQLite
-/// implementation, and the types a handler or a store of its own needs.
+/// and PostgreSQL implementations, and the types a handler or a store of its own needs.
 pub use hookinbox_store as store;
+/// The PostgreSQL driver a [`PostgresHandler`] is handed a transaction of,
+/// at the version the store uses.
+pub use hookinbox_store::tokio_postgres;
 /// Provider signature verification (`hookinbox-verify`): pure, no I/O.
 pub use hookinbox_verify as verify;
 /// The SQLite crate a [`SqliteHandler`] is handed a connection of, at the

@@ -1,23 +1,143 @@
-//! Opening the configured store.
+//! Opening the configured store: `storage.url` decides the backend, and
+//! everything after this file sees only the `Store` / `StoreReads` traits
+//! (handler targets excepted: a handler receives its backend's own
+//! transaction, so [`OpenedStore`] keeps the concrete store for them).
 
 use std::sync::Arc;
 
-use hookinbox_store::{SqliteOptions, SqliteReader, SqliteStore};
+use hookinbox_store::{
+    PostgresOptions, PostgresReader, PostgresStore, SqliteOptions, SqliteReader, SqliteStore,
+    Store, StoreError, StoreReads,
+};
 
-use crate::config;
+use crate::config::{self, ConfigError, Database, PostgresDatabase};
 
-/// Opens the store for serving (creating and migrating the database).
-pub fn open(settings: &config::Storage) -> Result<Arc<SqliteStore>, hookinbox_store::StoreError> {
-    let mut options = SqliteOptions::new(&settings.sqlite_path);
-    options.busy_timeout = settings.busy_timeout;
-    options.queue_capacity = settings.queue_capacity.get();
-    options.max_batch_events = settings.max_batch_events.get();
-    Ok(Arc::new(SqliteStore::open(options)?))
+/// Why the configured store could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// A setting it needs could not be read (the database password).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The database refused, could not be reached, or could not be migrated.
+    #[error("storage.url ({database})")]
+    Store {
+        /// The SQLite file, or the PostgreSQL URL without its password.
+        database: String,
+        #[source]
+        source: StoreError,
+    },
 }
 
-/// Opens an existing database for operator queries.
-pub fn open_reader(
+/// The configured store, opened for serving.
+#[derive(Clone)]
+pub enum OpenedStore {
+    Sqlite(Arc<SqliteStore>),
+    Postgres(Arc<PostgresStore>),
+}
+
+impl OpenedStore {
+    /// The backend's name, for errors and logs.
+    pub fn backend(&self) -> &'static str {
+        match self {
+            OpenedStore::Sqlite(_) => "sqlite",
+            OpenedStore::Postgres(_) => "postgres",
+        }
+    }
+
+    /// The store as the service uses it.
+    pub fn shared(&self) -> Arc<dyn Store> {
+        match self {
+            OpenedStore::Sqlite(store) => Arc::clone(store) as Arc<dyn Store>,
+            OpenedStore::Postgres(store) => Arc::clone(store) as Arc<dyn Store>,
+        }
+    }
+}
+
+/// Opens the store for serving: creates (SQLite) and migrates the database.
+pub async fn open(settings: &config::Storage) -> Result<OpenedStore, OpenError> {
+    let failed = |source| OpenError::Store {
+        database: settings.database.describe(),
+        source,
+    };
+    match &settings.database {
+        Database::Sqlite { path } => {
+            let mut options = SqliteOptions::new(path);
+            options.busy_timeout = settings.busy_timeout;
+            options.queue_capacity = settings.queue_capacity.get();
+            options.max_batch_events = settings.max_batch_events.get();
+            // Opening creates files and runs migrations: blocking work.
+            let store = tokio::task::spawn_blocking(move || SqliteStore::open(options))
+                .await
+                .map_err(|join| failed(StoreError::open(join.to_string())))?
+                .map_err(failed)?;
+            Ok(OpenedStore::Sqlite(Arc::new(store)))
+        }
+        Database::Postgres(postgres) => {
+            let options = postgres_options(postgres, settings)?;
+            let store = PostgresStore::open(options).await.map_err(failed)?;
+            Ok(OpenedStore::Postgres(Arc::new(store)))
+        }
+    }
+}
+
+/// Opens an existing database for operator reads (no writer, no migration).
+pub async fn open_reader(settings: &config::Storage) -> Result<Box<dyn StoreReads>, OpenError> {
+    let failed = |source| OpenError::Store {
+        database: settings.database.describe(),
+        source,
+    };
+    match &settings.database {
+        Database::Sqlite { path } => Ok(Box::new(SqliteReader::open(path).map_err(failed)?)),
+        Database::Postgres(postgres) => {
+            let options = postgres_options(postgres, settings)?;
+            Ok(Box::new(
+                PostgresReader::connect(&options).await.map_err(failed)?,
+            ))
+        }
+    }
+}
+
+/// Brings the database to this build's schema (`hookinbox migrate`); safe
+/// while other processes run or start.
+pub async fn migrate(settings: &config::Storage) -> Result<(), OpenError> {
+    let failed = |source| OpenError::Store {
+        database: settings.database.describe(),
+        source,
+    };
+    match &settings.database {
+        // Opening an SQLite store migrates it; the writer stops when dropped.
+        Database::Sqlite { .. } => open(settings).await.map(drop),
+        Database::Postgres(postgres) => {
+            let options = postgres_options(postgres, settings)?;
+            hookinbox_store::postgres::migrate(&options)
+                .await
+                .map_err(failed)
+        }
+    }
+}
+
+fn postgres_options(
+    postgres: &PostgresDatabase,
     settings: &config::Storage,
-) -> Result<SqliteReader, hookinbox_store::StoreError> {
-    SqliteReader::open(&settings.sqlite_path)
+) -> Result<PostgresOptions, ConfigError> {
+    let mut options = PostgresOptions::new(postgres.url.clone());
+    options.password = match &postgres.password {
+        Some(source) => Some(source.read("storage.password")?.expose().to_owned()),
+        None => None,
+    };
+    options.schema = postgres.schema.clone();
+    options.pool_size = postgres.pool_size.get();
+    options.connect_timeout = postgres.connect_timeout;
+    options.queue_capacity = settings.queue_capacity.get();
+    options.max_batch_events = settings.max_batch_events.get();
+    Ok(options)
+}
+
+impl From<OpenError> for crate::Error {
+    fn from(error: OpenError) -> crate::Error {
+        match error {
+            OpenError::Config(error) => crate::Error::Config(error),
+            OpenError::Store { database, source } => crate::Error::Storage { database, source },
+        }
+    }
 }

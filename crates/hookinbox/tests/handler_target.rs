@@ -136,19 +136,22 @@ async fn a_handler_target_without_a_registered_handler_stops_start_up() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&error, hookinbox::Error::HandlerMissing { endpoint, target }
-            if endpoint == "lab" && target == "billing"),
+        matches!(&error, hookinbox::Error::HandlerMissing { endpoint, target, backend }
+            if endpoint == "lab" && target == "billing" && *backend == "sqlite"),
         "{error:?}"
     );
     let message = error.to_string();
     assert!(
-        message.contains("\"billing\"") && message.contains("no handler is registered"),
+        message.contains("\"billing\"") && message.contains("no sqlite handler is registered"),
         "{message}"
     );
     // The stock binary has no handlers: it refuses the same config.
     let (code, stderr) = serve_refused(&config_path, &[]);
     assert_ne!(code, Some(0));
-    assert!(stderr.contains("no handler is registered"), "{stderr}");
+    assert!(
+        stderr.contains("no sqlite handler is registered"),
+        "{stderr}"
+    );
 }
 
 const CHILD_CONFIG: &str = "HOOKINBOX_TEST_EMBEDDED_CONFIG";

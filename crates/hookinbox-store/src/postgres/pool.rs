@@ -52,13 +52,18 @@ pub struct PostgresOptions {
 }
 
 impl PostgresOptions {
+    /// Connections per process unless configured.
+    pub const DEFAULT_POOL_SIZE: usize = 16;
+    /// Longest wait to connect unless configured (or set in the URL).
+    pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
     pub fn new(url: PostgresUrl) -> PostgresOptions {
         PostgresOptions {
             url,
             password: None,
             schema: None,
-            pool_size: 16,
-            connect_timeout: Duration::from_secs(5),
+            pool_size: PostgresOptions::DEFAULT_POOL_SIZE,
+            connect_timeout: PostgresOptions::DEFAULT_CONNECT_TIMEOUT,
             queue_capacity: 4096,
             max_batch_events: 512,
             max_batch_bytes: 16 << 20,

@@ -85,6 +85,14 @@ pub enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+    /// Bring the database to this build's schema and exit (`serve` and
+    /// `work` do it too; safe while other processes run).
+    Migrate {
+        /// The configuration file (TOML); relative paths in it are taken from
+        /// its folder.
+        #[arg(long)]
+        config: PathBuf,
+    },
     /// Inbox counts by status and endpoint.
     Stats {
         /// The configuration file (TOML); relative paths in it are taken from

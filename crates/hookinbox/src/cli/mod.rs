@@ -76,9 +76,12 @@ fn run_command(command: Command, handlers: HandlerRegistry) -> anyhow::Result<bo
             query.as_deref(),
             &mut Stdout::lock(),
         ),
-        Command::Stats { config, json } => {
-            commands::stats::run(&config, json, &mut Stdout::lock()).map(|()| true)
-        }
+        Command::Stats { config, json } => runtime()?
+            .block_on(commands::stats::run(&config, json, &mut Stdout::lock()))
+            .map(|()| true),
+        Command::Migrate { config } => runtime()?
+            .block_on(commands::migrate::run(&config))
+            .map(|()| true),
         Command::Config { command } => commands::config::run(command).map(|()| true),
     }
 }

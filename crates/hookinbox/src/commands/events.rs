@@ -4,7 +4,6 @@ use std::io::Write;
 
 use anyhow::{bail, Context};
 use base64::Engine;
-use hookinbox_store::Store as _;
 use hookinbox_store::{EventFilter, InboxStatus, ReplaySelector};
 use serde_json::json;
 
@@ -25,14 +24,14 @@ pub async fn run(command: EventsCommand, out: &mut impl Write) -> anyhow::Result
             json,
         } => {
             let config = config::load(&config)?;
-            let reader = storage::open_reader(&config.storage)?;
+            let reader = storage::open_reader(&config.storage).await?;
             let filter = EventFilter {
                 status: status.as_deref().map(parse_status).transpose()?,
                 endpoint_id: endpoint,
                 limit,
                 ..EventFilter::default()
             };
-            let events = reader.list_events(&filter)?;
+            let events = reader.list_events(&filter).await?.events;
             if json {
                 writeln!(out, "{}", serde_json::to_string_pretty(&events)?)?;
             } else {
@@ -63,8 +62,8 @@ pub async fn run(command: EventsCommand, out: &mut impl Write) -> anyhow::Result
             json,
         } => {
             let config = config::load(&config)?;
-            let reader = storage::open_reader(&config.storage)?;
-            let Some((detail, raw)) = reader.show_event(&id, payload)? else {
+            let reader = storage::open_reader(&config.storage).await?;
+            let Some((detail, raw)) = reader.show_event(&id, payload).await? else {
                 note!("no event {id}");
                 return Ok(false);
             };
@@ -109,7 +108,7 @@ pub async fn run(command: EventsCommand, out: &mut impl Write) -> anyhow::Result
                 }
                 _ => bail!("give an event id or --status failed"),
             };
-            let store = storage::open(&config.storage)?;
+            let store = storage::open(&config.storage).await?.shared();
             let replayed = store
                 .replay(selector, clock::unix_millis())
                 .await

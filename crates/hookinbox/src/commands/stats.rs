@@ -7,10 +7,10 @@ use crate::config;
 use crate::storage;
 
 /// Prints the counts to `out`, as a table or as JSON.
-pub fn run(config_path: &Path, json: bool, out: &mut impl Write) -> anyhow::Result<()> {
+pub async fn run(config_path: &Path, json: bool, out: &mut impl Write) -> anyhow::Result<()> {
     let config = config::load(config_path)?;
-    let reader = storage::open_reader(&config.storage)?;
-    let stats = reader.stats()?;
+    let reader = storage::open_reader(&config.storage).await?;
+    let stats = reader.stats().await?;
     if json {
         writeln!(out, "{}", serde_json::to_string_pretty(&stats)?)?;
         out.flush()?;

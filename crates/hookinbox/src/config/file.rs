@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use hookinbox_store::SqliteOptions;
+use hookinbox_store::{PostgresOptions, SqliteOptions};
 use serde::{Deserialize, Serialize};
 
 /// The whole configuration file.
@@ -208,9 +208,25 @@ pub struct RateLimitFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StorageFile {
-    /// `sqlite://PATH` (created if missing; relative to this file's directory).
+    /// `sqlite://PATH` (created if missing; relative to this file's
+    /// directory) or `postgres://USER@HOST:PORT/DB` (`?sslmode=…`).
     #[serde(default = "default_storage_url")]
     pub url: String,
+    /// PostgreSQL: the name of an environment variable holding the
+    /// password, when it is not in the URL.
+    pub password_env: Option<String>,
+    /// PostgreSQL: a file holding the password (trailing newline trimmed;
+    /// relative to this file).
+    pub password_file: Option<PathBuf>,
+    /// PostgreSQL: the schema holding hookinbox's tables (created by the
+    /// migration); the server's default when unset.
+    pub schema: Option<String>,
+    /// PostgreSQL: most connections this process opens.
+    #[serde(default = "default_pool_size")]
+    pub pool_size: usize,
+    /// PostgreSQL: longest wait to connect, or for a free pooled connection.
+    #[serde(default = "default_connect_timeout", with = "humantime_serde")]
+    pub connect_timeout: Duration,
     /// Longest a request waits for its commit (queue included). Past it the
     /// answer is 503 + `Retry-After`: the outcome is unknown, and the
     /// provider's retry is deduplicated. A frozen or very slow disk then
@@ -247,11 +263,22 @@ fn default_queue_capacity() -> usize {
 fn default_max_batch_events() -> usize {
     SqliteOptions::DEFAULT_MAX_BATCH_EVENTS
 }
+fn default_pool_size() -> usize {
+    PostgresOptions::DEFAULT_POOL_SIZE
+}
+fn default_connect_timeout() -> Duration {
+    PostgresOptions::DEFAULT_CONNECT_TIMEOUT
+}
 
 impl Default for StorageFile {
     fn default() -> Self {
         StorageFile {
             url: default_storage_url(),
+            password_env: None,
+            password_file: None,
+            schema: None,
+            pool_size: default_pool_size(),
+            connect_timeout: default_connect_timeout(),
             commit_timeout: default_commit_timeout(),
             busy_timeout: default_busy_timeout(),
             queue_capacity: default_queue_capacity(),

@@ -43,7 +43,7 @@ pub use nats_subject::SubjectTemplate;
 pub use secret_source::{SecretSource, SecretValue};
 pub use server::{RateLimit, Server, Tls};
 pub use settings::Settings;
-pub use storage::{Delivery, Storage};
+pub use storage::{Database, Delivery, PostgresDatabase, Storage};
 pub use target::{HttpDestination, NatsDestination, Target, TargetKind};
 
 /// A complete configuration with every field, its default and what it is

@@ -43,10 +43,10 @@ fn a_minimal_config_takes_the_defaults() {
     let settings = parse_at(MINIMAL).unwrap();
     assert_eq!(settings.server.listen.to_string(), "127.0.0.1:8080");
     assert_eq!(settings.server.header_read_timeout, Duration::from_secs(10));
-    assert_eq!(
-        settings.storage.sqlite_path,
-        Path::new("/etc/hookinbox/hookinbox.db")
-    );
+    let Database::Sqlite { path } = &settings.storage.database else {
+        panic!("not sqlite: {:?}", settings.storage.database);
+    };
+    assert_eq!(path, Path::new("/etc/hookinbox/hookinbox.db"));
     assert_eq!(settings.storage.commit_timeout, Duration::from_secs(2));
     // The store's own defaults, not a second copy of them.
     let store = hookinbox_store::SqliteOptions::new("x");
@@ -223,8 +223,32 @@ fn each_rule_names_its_field() {
             "storage.url: ",
         ),
         (
-            with_section("[storage]\nurl = \"postgres://db/hookinbox\""),
+            with_section("[storage]\npassword_env = \"PGPASSWORD\""),
+            "storage.password_env: ",
+        ),
+        (
+            with_section(
+                "[storage]\nurl = \"postgres://u:pw@db/h\"\npassword_env = \"PGPASSWORD\"",
+            ),
             "storage.url: ",
+        ),
+        (
+            with_section(
+                "[storage]\nurl = \"postgres://db/h\"\npassword_env = \"A\"\npassword_file = \"f\"",
+            ),
+            "storage.password: ",
+        ),
+        (
+            with_section("[storage]\nurl = \"postgres://db/h\"\nschema = \"Public; DROP\""),
+            "storage.schema: ",
+        ),
+        (
+            with_section("[storage]\nurl = \"postgres://db/h\"\npool_size = 0"),
+            "storage.pool_size: ",
+        ),
+        (
+            with_section("[storage]\nurl = \"postgres://db/h\"\nconnect_timeout = \"0s\""),
+            "storage.connect_timeout: ",
         ),
         (
             with_section("[storage]\ncommit_timeout = \"0s\""),
@@ -619,4 +643,38 @@ fn nats_target_rules_name_their_field() {
         );
         assert!(!error.contains("pw-leak"), "{error}");
     }
+}
+
+#[test]
+fn a_postgres_url_takes_its_settings_and_is_shown_without_its_password() {
+    let settings = parse_at(&with_section(
+        "[storage]\nurl = \"postgres://hookinbox:pw-in-url@db.internal:5433/events?sslmode=require\"\n\
+         schema = \"hooks\"\npool_size = 8\nconnect_timeout = \"3s\"\n",
+    ))
+    .unwrap();
+    let Database::Postgres(postgres) = &settings.storage.database else {
+        panic!("not postgres: {:?}", settings.storage.database);
+    };
+    assert_eq!(postgres.schema.as_deref(), Some("hooks"));
+    assert_eq!(postgres.pool_size.get(), 8);
+    assert_eq!(postgres.connect_timeout, Duration::from_secs(3));
+    let described = settings.storage.database.describe();
+    assert!(described.contains("db.internal:5433/events"), "{described}");
+    assert!(!described.contains("pw-in-url"), "{described}");
+    let shown = serde_json::to_string(&settings.storage).unwrap();
+    assert!(!shown.contains("pw-in-url"), "{shown}");
+
+    let settings = parse_at(&with_section(
+        "[storage]\nurl = \"postgres://hookinbox@db/events\"\npassword_file = \"secrets/db\"\n",
+    ))
+    .unwrap();
+    let Database::Postgres(postgres) = &settings.storage.database else {
+        panic!("not postgres");
+    };
+    assert_eq!(
+        postgres.password,
+        Some(SecretSource::File(
+            Path::new("/etc/hookinbox/secrets/db").to_owned()
+        ))
+    );
 }

@@ -3,14 +3,15 @@
 //!
 //! The workers lease the delivery as for any target (retries, backoff, dead
 //! letters, per-object ordering, replay all apply), then hand it to
-//! `SqliteStore::deliver_to_handler`, which runs the handler in the same
-//! transaction that records the delivery DELIVERED. The business change and
+//! the store's `deliver_to_handler`, which runs the handler in the same
+//! transaction that records the delivery DELIVERED (on SQLite with its
+//! connection, on PostgreSQL with the open `tokio_postgres` transaction). The business change and
 //! the marker commit together or not at all, so an event changes business
 //! state exactly once however many attempts, crashes or expired leases it
 //! goes through. A replay is a deliberate new delivery: it runs the handler
 //! again, with the same inbox id.
 //!
-//! Unlike `SqliteStore::accept_and_handle` (the handler inside the accept
+//! Unlike the stores' `accept_and_handle` (the handler inside the accept
 //! transaction), a slow or failing handler never delays or refuses the
 //! provider's request: the event is acknowledged first and retried here.
 
@@ -18,15 +19,24 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use hookinbox_store::{
-    HandlerDelivery, LeasedDelivery, SqliteHandler, SqliteStore, StoreError, StoredEvent,
+    HandlerDelivery, LeasedDelivery, PostgresHandler, PostgresStore, SqliteHandler, SqliteStore,
+    StoreError, StoredEvent,
 };
 
 use super::retry_policy::AttemptOutcome;
+use crate::storage::OpenedStore;
 
 /// Handlers by target name, as the embedding program registers them; a
 /// `kind = "handler"` target named `ledger` runs the handler registered as
 /// `ledger` (for every endpoint that has such a target). Given to
 /// [`Service::handlers`](crate::Service::handlers).
+///
+/// A handler receives its backend's own open transaction, so it is
+/// registered per backend: [`register`](HandlerRegistry::register) for
+/// SQLite, [`register_postgres`](HandlerRegistry::register_postgres) for
+/// PostgreSQL (a program that runs on both registers both under the same
+/// name). The service refuses to start when a handler target has none for
+/// the configured backend.
 ///
 /// Each delivery runs its handler in the transaction that records it
 /// DELIVERED: the change and the marker commit together or not at all, so
@@ -35,7 +45,8 @@ use super::retry_policy::AttemptOutcome;
 /// attempt, retried with the target's backoff.
 #[derive(Clone, Default)]
 pub struct HandlerRegistry {
-    handlers: HashMap<String, Arc<dyn SqliteHandler>>,
+    sqlite: HashMap<String, Arc<dyn SqliteHandler>>,
+    postgres: HashMap<String, Arc<dyn PostgresHandler>>,
 }
 
 impl HandlerRegistry {
@@ -44,26 +55,62 @@ impl HandlerRegistry {
         HandlerRegistry::default()
     }
 
-    /// Registers `handler` for the targets named `target_name`.
+    /// Registers `handler` for the targets named `target_name`, on SQLite.
     pub fn register(
         mut self,
         target_name: impl Into<String>,
         handler: Arc<dyn SqliteHandler>,
     ) -> HandlerRegistry {
-        self.handlers.insert(target_name.into(), handler);
+        self.sqlite.insert(target_name.into(), handler);
         self
     }
 
-    pub(crate) fn get(&self, target_name: &str) -> Option<Arc<dyn SqliteHandler>> {
-        self.handlers.get(target_name).cloned()
+    /// Registers `handler` for the targets named `target_name`, on
+    /// PostgreSQL.
+    pub fn register_postgres(
+        mut self,
+        target_name: impl Into<String>,
+        handler: Arc<dyn PostgresHandler>,
+    ) -> HandlerRegistry {
+        self.postgres.insert(target_name.into(), handler);
+        self
+    }
+
+    /// The handler for `target_name` bound to `store`'s backend; `None`
+    /// when none was registered for that backend.
+    pub(crate) fn bind(&self, target_name: &str, store: &OpenedStore) -> Option<BoundHandler> {
+        match store {
+            OpenedStore::Sqlite(store) => {
+                self.sqlite
+                    .get(target_name)
+                    .map(|handler| BoundHandler::Sqlite {
+                        store: Arc::clone(store),
+                        handler: Arc::clone(handler),
+                    })
+            }
+            OpenedStore::Postgres(store) => {
+                self.postgres
+                    .get(target_name)
+                    .map(|handler| BoundHandler::Postgres {
+                        store: Arc::clone(store),
+                        handler: Arc::clone(handler),
+                    })
+            }
+        }
     }
 }
 
 /// A handler target's handler with the store it commits through.
 #[derive(Clone)]
-pub struct BoundHandler {
-    pub store: Arc<SqliteStore>,
-    pub handler: Arc<dyn SqliteHandler>,
+pub enum BoundHandler {
+    Sqlite {
+        store: Arc<SqliteStore>,
+        handler: Arc<dyn SqliteHandler>,
+    },
+    Postgres {
+        store: Arc<PostgresStore>,
+        handler: Arc<dyn PostgresHandler>,
+    },
 }
 
 /// How one attempt ended, for the worker.
@@ -96,10 +143,18 @@ impl BoundHandler {
         event: StoredEvent,
         now_ms: i64,
     ) -> AttemptResult {
-        let outcome = self
-            .store
-            .deliver_to_handler(lease.clone(), event, Arc::clone(&self.handler), now_ms)
-            .await;
+        let outcome = match self {
+            BoundHandler::Sqlite { store, handler } => {
+                store
+                    .deliver_to_handler(lease.clone(), event, Arc::clone(handler), now_ms)
+                    .await
+            }
+            BoundHandler::Postgres { store, handler } => {
+                store
+                    .deliver_to_handler(lease.clone(), event, handler.as_ref(), now_ms)
+                    .await
+            }
+        };
         match outcome {
             Ok(HandlerDelivery::Applied) => AttemptResult::Committed,
             Ok(HandlerDelivery::LeaseLost) => AttemptResult::LeaseLost,

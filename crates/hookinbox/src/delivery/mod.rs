@@ -14,25 +14,26 @@ pub mod worker;
 
 use std::sync::Arc;
 
-use hookinbox_store::{SqliteStore, Store};
+use hookinbox_store::Store;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::config;
 use crate::endpoint::Endpoints;
 use crate::error::Error;
-use handler_target::BoundHandler;
+use crate::storage::OpenedStore;
 pub use handler_target::HandlerRegistry;
 use target::Sender;
 use worker::WorkerContext;
 
 /// Starts one worker per target and the lease rescuer; they stop when
 /// `shutdown` turns true. Every `handler` target must have a handler in
-/// `handlers`, and runs it in the transactions of `handler_store`: the
-/// configured SQLite store (`None` when the embedder gave a store of its own).
+/// `handlers` for the backend of `handler_store`, and runs it in that
+/// store's transactions: the configured store (`None` when the embedder
+/// gave a store of its own).
 pub fn spawn(
     store: Arc<dyn Store>,
-    handler_store: Option<&Arc<SqliteStore>>,
+    handler_store: Option<&OpenedStore>,
     endpoints: &Endpoints,
     settings: &config::Delivery,
     handlers: &HandlerRegistry,
@@ -44,22 +45,19 @@ pub fn spawn(
             let handler = match target.sender {
                 Sender::Http(_) | Sender::Nats(_) => None,
                 Sender::Handler => {
-                    let handler =
-                        handlers
-                            .get(&target.name)
-                            .ok_or_else(|| Error::HandlerMissing {
-                                endpoint: target.endpoint_id.clone(),
-                                target: target.name.clone(),
-                            })?;
                     let store =
                         handler_store.ok_or_else(|| Error::HandlerNeedsConfiguredStore {
                             endpoint: target.endpoint_id.clone(),
                             target: target.name.clone(),
                         })?;
-                    Some(BoundHandler {
-                        store: Arc::clone(store),
-                        handler,
-                    })
+                    let handler = handlers.bind(&target.name, store).ok_or_else(|| {
+                        Error::HandlerMissing {
+                            endpoint: target.endpoint_id.clone(),
+                            target: target.name.clone(),
+                            backend: store.backend(),
+                        }
+                    })?;
+                    Some(handler)
                 }
             };
             bound.push((Arc::clone(target), handler));

@@ -33,7 +33,7 @@ use hookinbox_testing::{
 use tower::ServiceExt;
 
 use crate::app_state::AppState;
-use crate::{config, endpoint, storage};
+use crate::{config, endpoint};
 
 /// Every `error` a refusal can carry (DESIGN.md §2): the rows below must
 /// produce each of them.
@@ -87,7 +87,10 @@ impl Ingress {
         let settings = config::parse(&text, dir.path()).expect("a valid configuration");
         let endpoints = endpoint::build_all(&settings).expect("the endpoints");
         let store: Arc<dyn Store> = match backend {
-            Backend::Sqlite => storage::open(&settings.storage).expect("the store"),
+            Backend::Sqlite => Arc::new(
+                hookinbox_store::SqliteStore::open(hookinbox_store::SqliteOptions::new(&db))
+                    .expect("the store"),
+            ),
             Backend::Fake(fake) => Arc::new(fake),
         };
         let state = AppState::new(

@@ -17,7 +17,7 @@ use std::future::Future;
 use std::path::Path;
 use std::sync::Arc;
 
-use hookinbox_store::{SqliteStore, Store};
+use hookinbox_store::Store;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -27,8 +27,9 @@ use crate::delivery::{self, HandlerRegistry};
 use crate::endpoint::Endpoints;
 use crate::error::Error;
 use crate::reload::{self, Reloadable};
+use crate::storage::{self, OpenedStore};
 use crate::tls_listener::TlsListener;
-use crate::{admin, server, storage, telemetry};
+use crate::{admin, server, telemetry};
 pub(crate) use components::Components;
 use public_listener::PublicListener;
 
@@ -114,8 +115,8 @@ impl Service {
 
     /// Store events in `store` instead of opening the configured database
     /// (`[storage]` is then not used). Handler targets commit in the
-    /// configured SQLite store's transactions, so with workers they refuse
-    /// to start ([`Error::HandlerNeedsConfiguredStore`]).
+    /// configured store's transactions, so with workers they refuse to
+    /// start ([`Error::HandlerNeedsConfiguredStore`]).
     pub fn store(mut self, store: Arc<dyn Store>) -> Service {
         self.store = Some(store);
         self
@@ -159,7 +160,7 @@ impl Service {
         for endpoint in &settings.endpoints {
             startup_log::endpoint_ready(endpoint);
         }
-        let store = ServiceStore::open(store, &settings.storage)?;
+        let store = ServiceStore::open(store, &settings.storage).await?;
         let metrics = telemetry::install();
         let (stop_background, stopping) = StopOnDrop::channel();
         if let Some(admin_settings) = admin_settings {
@@ -222,7 +223,7 @@ impl Service {
     /// [`workers`](Service::workers) do not apply.
     pub async fn work_until(self, shutdown: impl Future<Output = ()> + Send) -> Result<(), Error> {
         let endpoints = crate::endpoint::build_all(&self.settings)?;
-        let store = ServiceStore::open(self.store, &self.settings.storage)?;
+        let store = ServiceStore::open(self.store, &self.settings.storage).await?;
         let (stop, stopping) = StopOnDrop::channel();
         let delivery = store.spawn_workers(&endpoints, &self.settings, &self.handlers, stopping)?;
         // `systemctl reload` must not stop the workers: nothing of theirs is
@@ -242,27 +243,25 @@ impl Service {
 /// The store a service runs on.
 enum ServiceStore {
     /// The configured database; handler targets commit in its transactions.
-    Configured(Arc<SqliteStore>),
+    Configured(OpenedStore),
     /// Given by the embedder ([`Service::store`]).
     Given(Arc<dyn Store>),
 }
 
 impl ServiceStore {
-    fn open(given: Option<Arc<dyn Store>>, settings: &config::Storage) -> Result<Self, Error> {
+    async fn open(
+        given: Option<Arc<dyn Store>>,
+        settings: &config::Storage,
+    ) -> Result<Self, Error> {
         match given {
             Some(store) => Ok(ServiceStore::Given(store)),
-            None => storage::open(settings)
-                .map(ServiceStore::Configured)
-                .map_err(|source| Error::Storage {
-                    path: settings.sqlite_path.clone(),
-                    source,
-                }),
+            None => Ok(ServiceStore::Configured(storage::open(settings).await?)),
         }
     }
 
     fn shared(&self) -> Arc<dyn Store> {
         match self {
-            ServiceStore::Configured(sqlite) => Arc::clone(sqlite) as Arc<dyn Store>,
+            ServiceStore::Configured(opened) => opened.shared(),
             ServiceStore::Given(store) => Arc::clone(store),
         }
     }
@@ -275,7 +274,7 @@ impl ServiceStore {
         stopping: watch::Receiver<bool>,
     ) -> Result<JoinSet<()>, Error> {
         let handler_store = match self {
-            ServiceStore::Configured(sqlite) => Some(sqlite),
+            ServiceStore::Configured(opened) => Some(opened),
             ServiceStore::Given(_) => None,
         };
         delivery::spawn(
@@ -291,7 +290,7 @@ impl ServiceStore {
     /// For the start-up log line.
     fn describe(&self, settings: &config::Storage) -> String {
         match self {
-            ServiceStore::Configured(_) => settings.sqlite_path.display().to_string(),
+            ServiceStore::Configured(_) => settings.database.describe(),
             ServiceStore::Given(_) => "given by the embedding program".to_owned(),
         }
     }

@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 pub mod nats;
+pub mod postgres;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
