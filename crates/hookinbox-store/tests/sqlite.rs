@@ -258,3 +258,76 @@ async fn a_handler_does_not_run_under_a_lease_that_was_reclaimed() {
     assert_eq!(applied, hookinbox_store::HandlerDelivery::Applied);
     assert_eq!(booked(&path), vec![id]);
 }
+
+fn mode_of(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode()
+        & 0o7777
+}
+
+fn set_mode(path: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// The database, its -wal and -shm, the payload directory and a segment.
+fn storage_paths(db: &std::path::Path) -> [std::path::PathBuf; 5] {
+    let with = |suffix: &str| std::path::PathBuf::from(format!("{}{suffix}", db.display()));
+    [
+        db.to_owned(),
+        with("-wal"),
+        with("-shm"),
+        with("-payloads"),
+        with("-payloads/00000001.seg"),
+    ]
+}
+
+#[tokio::test]
+async fn new_storage_files_are_private_whatever_the_umask() {
+    // The test process runs with the usual umask (022): files created the
+    // ordinary way would be 0644 and directories 0755.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inbox.db");
+    // Kept open while the modes are looked at: the last connection to
+    // close removes the -wal and -shm.
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(SqliteOptions::new(&path)).unwrap());
+    inserted(&store, event("a", "e1", b"{}")).await;
+    let [db, wal, shm, payloads, segment] = storage_paths(&path);
+    assert_eq!(mode_of(&db), 0o600, "database");
+    assert_eq!(mode_of(&wal), 0o600, "-wal");
+    assert_eq!(mode_of(&shm), 0o600, "-shm");
+    assert_eq!(mode_of(&payloads), 0o700, "payload directory");
+    assert_eq!(mode_of(&segment), 0o600, "segment");
+}
+
+#[tokio::test]
+async fn storage_files_left_readable_by_others_are_made_private_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inbox.db");
+    drop(SqliteStore::open(SqliteOptions::new(&path)).unwrap());
+    let [db, wal, shm, payloads, old_segment] = storage_paths(&path);
+    // As a build before private modes (or a copy by hand) left them.
+    std::fs::create_dir_all(&payloads).unwrap();
+    std::fs::write(&old_segment, b"").unwrap();
+    for file in [&db, &wal, &shm, &old_segment] {
+        if !file.exists() {
+            std::fs::write(file, b"").unwrap();
+        }
+        set_mode(file, 0o644);
+    }
+    set_mode(&payloads, 0o755);
+
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(SqliteOptions::new(&path)).unwrap());
+    let id = inserted(&store, event("a", "e1", b"{\"after\":1}")).await;
+    let new_segment = std::path::PathBuf::from(format!("{}/00000002.seg", payloads.display()));
+    assert!(new_segment.exists(), "the body went to a new segment");
+    for file in [&db, &wal, &shm, &old_segment, &new_segment] {
+        assert_eq!(mode_of(file), 0o600, "{}", file.display());
+    }
+    assert_eq!(mode_of(&payloads), 0o700);
+    let loaded = store.load_event(&id).await.unwrap().unwrap();
+    assert_eq!(loaded.payload.as_deref(), Some(&b"{\"after\":1}"[..]));
+}

@@ -1,6 +1,7 @@
 //! The embedded SQLite store: WAL with `synchronous=FULL`, one writer thread
 //! doing group commit, readers on their own connections, and raw bodies in
 //! an append-only payload log beside the database file (`payload_log`).
+//! All of its files are private to the user it runs as (`private_files`).
 
 mod accept;
 mod checkpointer;
@@ -8,6 +9,7 @@ mod commit_stall;
 mod group_commit;
 mod outbox;
 mod payload_log;
+mod private_files;
 mod reader;
 mod schema;
 mod write_backoff;
@@ -93,6 +95,18 @@ pub(crate) fn open_connection(
     Ok(conn)
 }
 
+/// Creates the database file as 0600 when it is new, and fixes the modes
+/// of the database, its `-wal` and `-shm`, and the payload log where they
+/// are looser than private (with a warning each; see `private_files`).
+fn make_files_private(db_path: &Path) -> std::io::Result<()> {
+    private_files::create_database_file(db_path)?;
+    private_files::make_private(db_path, private_files::PRIVATE_FILE_MODE)?;
+    for sidecar in private_files::sidecar_files(db_path) {
+        private_files::make_private(&sidecar, private_files::PRIVATE_FILE_MODE)?;
+    }
+    payload_log::make_private(&payload_log::directory_for(db_path))
+}
+
 impl SqliteStore {
     /// Opens (creating if missing) and migrates the database, then starts the
     /// writer and checkpointer threads.
@@ -103,6 +117,7 @@ impl SqliteStore {
         if let Some(parent) = options.path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| open_error(&e))?;
         }
+        make_files_private(&options.path).map_err(|e| open_error(&e))?;
         let mut conn =
             open_connection(&options.path, options.busy_timeout).map_err(|e| open_error(&e))?;
         let mode: String = conn
@@ -125,6 +140,12 @@ impl SqliteStore {
         conn.pragma_update(None, "temp_store", "MEMORY")
             .map_err(|e| open_error(&e))?;
         schema::migrate(&mut conn).map_err(|e| open_error(&e))?;
+        // The -wal and -shm exist now; SQLite gave new ones the database's
+        // mode, and old ones were fixed above. Checked again all the same.
+        for sidecar in private_files::sidecar_files(&options.path) {
+            private_files::make_private(&sidecar, private_files::PRIVATE_FILE_MODE)
+                .map_err(|e| open_error(&e))?;
+        }
 
         let payloads = payload_log::PayloadLog::open(&payload_log::directory_for(&options.path))
             .map_err(|e| open_error(&e))?;

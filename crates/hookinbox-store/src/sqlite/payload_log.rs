@@ -27,9 +27,12 @@
 //! earlier batches is left, once (see [`PayloadLog::prepare_batch`]). After
 //! a failure the log also rests for a growing pause (`write_backoff`), in
 //! which batches with bodies are refused without touching the disk.
+//!
+//! The directory is created 0700 and every segment 0600, whatever the
+//! umask; looser ones found at open are fixed (`private_files`).
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{IoSlice, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -38,6 +41,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
+use super::private_files;
 use super::write_backoff::WriteBackoff;
 
 /// A new segment is started at the first batch boundary past this size.
@@ -106,7 +110,7 @@ impl PayloadLog {
 
     fn open_with_segment_bytes(dir: &Path, segment_bytes: u64) -> std::io::Result<PayloadLog> {
         if !dir.exists() {
-            std::fs::create_dir_all(dir)?;
+            private_files::create_directory(dir)?;
             if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
                 sync_directory(parent)?;
             }
@@ -290,11 +294,7 @@ impl PayloadLog {
 fn create_segment(dir: &Path, from: i64) -> std::io::Result<(i64, File)> {
     let mut segment = from;
     loop {
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(segment_path(dir, segment))
-        {
+        match private_files::create_new_file(&segment_path(dir, segment)) {
             Ok(file) => return Ok((segment, file)),
             Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => segment += 1,
             Err(error) => return Err(error),
@@ -327,6 +327,17 @@ fn segments(dir: &Path) -> std::io::Result<Vec<(i64, std::fs::DirEntry)>> {
         }
     }
     Ok(found)
+}
+
+/// Fixes the modes of the log's directory (0700) and of every segment in
+/// it (0600) where they are looser, each with a warning (see
+/// `private_files`).
+pub(crate) fn make_private(dir: &Path) -> std::io::Result<()> {
+    private_files::make_private(dir, private_files::PRIVATE_DIR_MODE)?;
+    for (_, entry) in segments(dir)? {
+        private_files::make_private(&entry.path(), private_files::PRIVATE_FILE_MODE)?;
+    }
+    Ok(())
 }
 
 fn highest_segment(dir: &Path) -> std::io::Result<i64> {
