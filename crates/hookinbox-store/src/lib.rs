@@ -9,14 +9,19 @@
 //! ([`PostgresStore`]) serves many processes on many machines: each process
 //! batches its accepts into one transaction, and all coordination between
 //! processes is in the database.
+//!
+//! At rest, both can seal raw bodies and audit headers under a key ring
+//! ([`EncryptionKeys`], sealing in `sealed`); `None` keeps them plain.
 
 pub mod delivery;
 pub mod delivery_wakeups;
+pub mod encryption_keys;
 pub mod error;
 pub mod event_view;
 pub mod handler;
 pub mod inbox;
 pub mod postgres;
+mod sealed;
 pub mod sqlite;
 pub mod stats;
 pub mod storage_url;
@@ -27,6 +32,7 @@ pub use delivery::{
     DeliveryStatus, LeaseParams, LeasedDelivery, ReplaySelector, SettleRequest, Settlement,
 };
 pub use delivery_wakeups::DeliveryWakeups;
+pub use encryption_keys::{EncryptionKeys, EncryptionKeysError};
 pub use error::{BoxError, StoreError};
 pub use event_view::{
     AttemptView, DeliveryView, EventDetail, EventFilter, EventPage, EventSummary,

@@ -1,6 +1,8 @@
 //! The behaviour every `Store` (and `StoreReads`) must have: each scenario
 //! is written once, as an `async fn(&Backend)`, and `conformance!` makes one
-//! test of it per backend (`sqlite::…`, `postgres::…`). Backend-specific
+//! test of it per backend (`sqlite::…`, `postgres::…`). Scenarios that
+//! reopen their store (with other encryption keys) own it instead, as an
+//! `async fn(Backend)`, and are listed under `reopening`. Backend-specific
 //! behaviour (SQLite's payload log, PostgreSQL across processes) is tested
 //! in `sqlite.rs` and `postgres.rs`.
 
@@ -10,8 +12,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use hookinbox_store::{
-    AcceptOutcome, EventFilter, InboxStatus, ReplaySelector, SettleRequest, Settlement,
-    UnsignedMetadata,
+    AcceptOutcome, EncryptionKeys, EventFilter, InboxStatus, ReplaySelector, SettleRequest,
+    Settlement, StoreError, UnsignedMetadata,
 };
 use support::{
     event, event_for_target, inserted, lease_params, unsigned_id_event, Backend, WINDOW_MS,
@@ -19,16 +21,27 @@ use support::{
 
 /// One `#[tokio::test]` per scenario per backend, in a module per backend.
 macro_rules! conformance {
-    (backends: [$($backend:ident),+ $(,)?], scenarios: $scenarios:tt $(,)?) => {
-        $( conformance!(@backend $backend, $scenarios); )+
+    (
+        backends: [$($backend:ident),+ $(,)?],
+        scenarios: $scenarios:tt,
+        reopening: $reopening:tt $(,)?
+    ) => {
+        $( conformance!(@backend $backend, $scenarios, $reopening); )+
     };
-    (@backend $backend:ident, [$($scenario:ident),+ $(,)?]) => {
+    (@backend $backend:ident, [$($scenario:ident),+ $(,)?], [$($owning:ident),+ $(,)?]) => {
         mod $backend {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $scenario() {
                     let backend = crate::support::$backend().await;
                     super::$scenario(&backend).await;
+                }
+            )+
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $owning() {
+                    let backend = crate::support::$backend().await;
+                    super::$owning(backend).await;
                 }
             )+
         }
@@ -58,6 +71,13 @@ conformance! {
         events_are_listed_newest_first_by_filter_and_page,
         an_event_is_shown_with_its_deliveries_attempts_and_payload,
         the_store_answers_a_ping,
+    ],
+    reopening: [
+        sealed_records_read_back_and_keep_no_plaintext_at_rest,
+        a_record_sealed_under_an_older_key_reads_while_the_ring_has_it,
+        a_changed_byte_of_a_sealed_body_is_corrupt,
+        a_sealed_body_moved_to_another_row_is_corrupt,
+        duplicates_and_conflicts_are_found_with_encryption_on,
     ],
 }
 
@@ -719,4 +739,220 @@ async fn an_event_is_shown_with_its_deliveries_attempts_and_payload(backend: &Ba
 async fn the_store_answers_a_ping(backend: &Backend) {
     backend.store.ping().await.unwrap();
     backend.reads.ping().await.unwrap();
+}
+
+// Encryption at rest. The markers below are in the plaintext only: finding
+// one among the stored bytes means something was stored unsealed.
+
+const BODY_MARKER: &[u8] = b"BODY-MARKER-4111";
+const HEADER_MARKER: &str = "HEADER-MARKER-0042";
+
+fn ring(active: (&str, u8), older: &[(&str, u8)]) -> Option<Arc<EncryptionKeys>> {
+    let mut keys = EncryptionKeys::new(active.0, [active.1; 32]).unwrap();
+    for (id, byte) in older {
+        keys = keys.with_key(*id, [*byte; 32]).unwrap();
+    }
+    Some(Arc::new(keys))
+}
+
+/// k1 alone, active.
+fn k1() -> Option<Arc<EncryptionKeys>> {
+    ring(("k1", 1), &[])
+}
+
+/// k2 active, k1 kept for what it sealed.
+fn k2_and_k1() -> Option<Arc<EncryptionKeys>> {
+    ring(("k2", 2), &[("k1", 1)])
+}
+
+/// k2 alone: k1 has been removed from the ring.
+fn k2() -> Option<Arc<EncryptionKeys>> {
+    ring(("k2", 2), &[])
+}
+
+/// An event whose body and audit headers carry the markers.
+fn marked_event(id: &str, body: &'static [u8]) -> hookinbox_store::NewEvent {
+    let mut marked = event("a", id, body);
+    marked.audit_headers = vec![("x-marker".into(), HEADER_MARKER.into())];
+    marked
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle)
+}
+
+/// `Corrupt`, with a message naming the row and the key (and so coming
+/// from the sealing, not from the fingerprint check, which names no key).
+fn assert_corrupt_naming<T: std::fmt::Debug>(
+    result: Result<T, StoreError>,
+    inbox_id: &str,
+    key_id: &str,
+) {
+    match result {
+        Err(StoreError::Corrupt(message)) => assert!(
+            message.contains(inbox_id) && message.contains(&format!("key {key_id}")),
+            "{message}"
+        ),
+        other => panic!("expected Corrupt naming {inbox_id} and {key_id}: {other:?}"),
+    }
+}
+
+/// Every read path gives back `body` and the marked audit headers.
+async fn assert_reads_back(backend: &Backend, inbox_id: &str, body: &[u8]) {
+    let loaded = backend.store.load_event(inbox_id).await.unwrap().unwrap();
+    assert_eq!(loaded.payload.as_deref(), Some(body), "load_event");
+    let (detail, shown) = backend
+        .reads
+        .show_event(inbox_id, true)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(shown.as_deref(), Some(body), "show_event");
+    assert_eq!(
+        detail.payload_bytes,
+        Some(body.len()),
+        "the plaintext length"
+    );
+    assert_eq!(
+        backend.reads.audit_headers(inbox_id).await.unwrap(),
+        Some(vec![("x-marker".to_owned(), HEADER_MARKER.to_owned())]),
+        "audit headers"
+    );
+}
+
+async fn sealed_records_read_back_and_keep_no_plaintext_at_rest(backend: Backend) {
+    let backend = backend.reopen(k1()).await;
+    let body: &'static [u8] = b"{\"card\":\"BODY-MARKER-4111\",\"amount\":100}";
+    let id = inserted(&backend.store, marked_event("e1", body)).await;
+    assert_reads_back(&backend, &id, body).await;
+    assert_eq!(backend.stored_key_id(&id).await.as_deref(), Some("k1"));
+    let stored = backend.stored_payload(&id).await;
+    assert_eq!(stored.len(), body.len() + 40, "nonce ‖ ciphertext ‖ tag");
+    assert!(!contains(&stored, BODY_MARKER));
+    assert!(!backend
+        .stored_audit_headers(&id)
+        .await
+        .contains(HEADER_MARKER));
+    let everything = backend.everything_stored().await;
+    assert!(
+        !contains(&everything, BODY_MARKER),
+        "the body is stored plain somewhere"
+    );
+    assert!(
+        !contains(&everything, HEADER_MARKER.as_bytes()),
+        "the audit headers are stored plain somewhere"
+    );
+    assert_eq!(
+        backend.reads.audit_headers("no-such-id").await.unwrap(),
+        None
+    );
+}
+
+async fn a_record_sealed_under_an_older_key_reads_while_the_ring_has_it(backend: Backend) {
+    let backend = backend.reopen(k1()).await;
+    let old = inserted(&backend.store, marked_event("old", b"{\"under\":\"k1\"}")).await;
+
+    let backend = backend.reopen(k2_and_k1()).await;
+    assert_reads_back(&backend, &old, b"{\"under\":\"k1\"}").await;
+    let new = inserted(&backend.store, marked_event("new", b"{\"under\":\"k2\"}")).await;
+    assert_eq!(backend.stored_key_id(&new).await.as_deref(), Some("k2"));
+    assert_reads_back(&backend, &new, b"{\"under\":\"k2\"}").await;
+
+    // k1 dropped from the ring before a rewrap: its records no longer open.
+    let backend = backend.reopen(k2()).await;
+    assert_corrupt_naming(backend.store.load_event(&old).await, &old, "k1");
+    assert_corrupt_naming(backend.reads.show_event(&old, true).await, &old, "k1");
+    assert_corrupt_naming(backend.reads.audit_headers(&old).await, &old, "k1");
+    let (detail, _) = backend
+        .reads
+        .show_event(&old, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(detail.summary.id, old, "metadata is never sealed");
+    assert_reads_back(&backend, &new, b"{\"under\":\"k2\"}").await;
+
+    // And without any ring, a sealed record is corrupt, not garbage.
+    let backend = backend.reopen(None).await;
+    assert_corrupt_naming(backend.store.load_event(&new).await, &new, "k2");
+}
+
+async fn a_changed_byte_of_a_sealed_body_is_corrupt(backend: Backend) {
+    let backend = backend.reopen(k1()).await;
+    let id = inserted(&backend.store, marked_event("e1", b"{\"amount\":100}")).await;
+    let untouched = inserted(&backend.store, marked_event("e2", b"{\"amount\":200}")).await;
+    // A byte of the ciphertext, past the 24-byte nonce.
+    backend.flip_stored_payload_byte(&id, 30).await;
+    assert_corrupt_naming(backend.store.load_event(&id).await, &id, "k1");
+    assert_corrupt_naming(backend.reads.show_event(&id, true).await, &id, "k1");
+    assert!(backend
+        .reads
+        .show_event(&id, false)
+        .await
+        .unwrap()
+        .is_some());
+    assert_reads_back(&backend, &untouched, b"{\"amount\":200}").await;
+}
+
+async fn a_sealed_body_moved_to_another_row_is_corrupt(backend: Backend) {
+    let backend = backend.reopen(k1()).await;
+    // One body under two signed ids: two rows with the same fingerprint,
+    // so only the sealing can tell the copy is not row b's own.
+    let a = inserted(&backend.store, marked_event("evt_a", b"{\"same\":1}")).await;
+    let b = inserted(&backend.store, marked_event("evt_b", b"{\"same\":1}")).await;
+    backend.copy_stored_payload(&a, &b).await;
+    assert_corrupt_naming(backend.store.load_event(&b).await, &b, "k1");
+    assert_corrupt_naming(backend.reads.show_event(&b, true).await, &b, "k1");
+    assert_reads_back(&backend, &a, b"{\"same\":1}").await;
+}
+
+async fn duplicates_and_conflicts_are_found_with_encryption_on(backend: Backend) {
+    let backend = backend.reopen(k1()).await;
+    let store = &backend.store;
+    let id = inserted(store, event("a", "e1", b"{\"v\":1}")).await;
+    // Each seal has its own nonce, so the stored bytes differ every time:
+    // the fingerprint over the plaintext is what finds the duplicate.
+    assert_eq!(
+        store.accept(event("a", "e1", b"{\"v\":1}")).await.unwrap(),
+        AcceptOutcome::Duplicate { id: id.clone() }
+    );
+    assert_eq!(
+        store.accept(event("a", "e1", b"{\"v\":2}")).await.unwrap(),
+        AcceptOutcome::Conflict { id: id.clone() }
+    );
+    let t0 = 1_700_000_000_000;
+    let unsigned = inserted(store, unsigned_id_event("d-1", b"{\"push\":1}", t0)).await;
+    assert_eq!(
+        store
+            .accept(unsigned_id_event("d-2", b"{\"push\":1}", t0 + 1))
+            .await
+            .unwrap(),
+        AcceptOutcome::Duplicate {
+            id: unsigned.clone()
+        }
+    );
+
+    // Under another active key too.
+    let backend = backend.reopen(k2_and_k1()).await;
+    let store = &backend.store;
+    assert_eq!(
+        store.accept(event("a", "e1", b"{\"v\":1}")).await.unwrap(),
+        AcceptOutcome::Duplicate { id: id.clone() }
+    );
+    assert_eq!(
+        store.accept(event("a", "e1", b"{\"v\":2}")).await.unwrap(),
+        AcceptOutcome::Conflict { id: id.clone() }
+    );
+    assert_eq!(
+        store
+            .accept(unsigned_id_event("d-3", b"{\"push\":1}", t0 + 2))
+            .await
+            .unwrap(),
+        AcceptOutcome::Duplicate { id: unsigned }
+    );
+    assert_eq!(store.stats().await.unwrap().total, 2);
+    let loaded = store.load_event(&id).await.unwrap().unwrap();
+    assert_eq!(loaded.payload.as_deref(), Some(&b"{\"v\":1}"[..]));
 }

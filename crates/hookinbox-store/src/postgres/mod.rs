@@ -103,7 +103,7 @@ impl PostgresStore {
         tokio::spawn(batcher.run(requests));
         let (wakeups, _) = broadcast::channel(16);
         Ok(PostgresStore {
-            reader: PostgresReader::with_pool(pool.clone()),
+            reader: PostgresReader::with_pool(pool.clone(), options.keys.clone()),
             pool,
             accept_queue,
             schema,
@@ -156,7 +156,7 @@ impl PostgresStore {
         event: NewEvent,
         handler: &dyn PostgresHandler,
     ) -> Result<AcceptOutcome, StoreError> {
-        let prepared = PreparedEvent::new(event);
+        let prepared = PreparedEvent::new(event, self.options.keys.as_deref())?;
         let mut client = self.client().await?;
         let accepted = async {
             let tx = client.transaction().await?;
@@ -205,7 +205,7 @@ impl Store for PostgresStore {
     async fn accept(&self, event: NewEvent) -> Result<AcceptOutcome, StoreError> {
         let (reply, answer) = oneshot::channel();
         let request = AcceptRequest {
-            event: PreparedEvent::new(event),
+            event: PreparedEvent::new(event, self.options.keys.as_deref())?,
             reply,
         };
         match self.accept_queue.try_send(request) {

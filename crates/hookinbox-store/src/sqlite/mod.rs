@@ -2,6 +2,8 @@
 //! doing group commit, readers on their own connections, and raw bodies in
 //! an append-only payload log beside the database file (`payload_log`).
 //! All of its files are private to the user it runs as (`private_files`).
+//! With encryption keys (`SqliteOptions::keys`), bodies and audit headers
+//! are sealed at rest (`accept`, `reader`).
 
 mod accept;
 mod checkpointer;
@@ -28,8 +30,9 @@ pub use schema::CURRENT_VERSION as SCHEMA_VERSION;
 
 pub use crate::handler::HandlerDelivery;
 use crate::{
-    AcceptOutcome, HandledEvent, LeaseParams, LeasedDelivery, NewEvent, ReplaySelector,
-    SettleRequest, Settlement, SqliteHandler, Stats, Store, StoreError, StoreReads, StoredEvent,
+    AcceptOutcome, EncryptionKeys, HandledEvent, LeaseParams, LeasedDelivery, NewEvent,
+    ReplaySelector, SettleRequest, Settlement, SqliteHandler, Stats, Store, StoreError, StoreReads,
+    StoredEvent,
 };
 use group_commit::{BatchLimits, OpError, TxOp, WriteOp};
 use payload_log::PayloadLog;
@@ -49,6 +52,10 @@ pub struct SqliteOptions {
     pub max_batch_bytes: usize,
     /// How often the background checkpointer runs.
     pub checkpoint_interval: Duration,
+    /// Seal raw bodies and audit headers at rest under the active key, and
+    /// open sealed ones with the key their row names. `None`: new records
+    /// are stored plain, as before encryption existed.
+    pub keys: Option<Arc<EncryptionKeys>>,
 }
 
 impl SqliteOptions {
@@ -67,6 +74,7 @@ impl SqliteOptions {
             max_batch_events: Self::DEFAULT_MAX_BATCH_EVENTS,
             max_batch_bytes: 16 << 20,
             checkpoint_interval: Duration::from_millis(250),
+            keys: None,
         }
     }
 }
@@ -78,6 +86,7 @@ pub struct SqliteStore {
     stop_checkpointer: Option<mpsc::Sender<()>>,
     checkpointer: Option<JoinHandle<()>>,
     reader: Arc<SqliteReader>,
+    keys: Option<Arc<EncryptionKeys>>,
 }
 
 /// Opens a connection with the pragmas every hookinbox connection uses.
@@ -149,7 +158,10 @@ impl SqliteStore {
 
         let payloads = payload_log::PayloadLog::open(&payload_log::directory_for(&options.path))
             .map_err(|e| open_error(&e))?;
-        let reader = Arc::new(SqliteReader::open(&options.path)?);
+        let reader = Arc::new(SqliteReader::open_with_keys(
+            &options.path,
+            options.keys.clone(),
+        )?);
         let (queue, requests) = mpsc::sync_channel(options.queue_capacity);
         let limits = BatchLimits {
             max_ops: options.max_batch_events.max(1),
@@ -174,6 +186,7 @@ impl SqliteStore {
             stop_checkpointer: Some(stop_checkpointer),
             checkpointer: Some(checkpointer),
             reader,
+            keys: options.keys,
         })
     }
 
@@ -225,9 +238,8 @@ impl SqliteStore {
         event: NewEvent,
         handler: Arc<dyn SqliteHandler>,
     ) -> Result<AcceptOutcome, StoreError> {
-        let weight = event.payload.len();
-        let prepared = accept::PreparedEvent::new(event);
-        self.write(weight, move |conn, payloads| {
+        let prepared = accept::PreparedEvent::new(event, self.keys.as_deref())?;
+        self.write(prepared.stored_len(), move |conn, payloads| {
             let outcome = accept::accept(conn, payloads, &prepared)?;
             if let AcceptOutcome::Inserted { id } = &outcome {
                 let event = &prepared.event;
@@ -288,9 +300,8 @@ impl SqliteStore {
 #[async_trait]
 impl Store for SqliteStore {
     async fn accept(&self, event: NewEvent) -> Result<AcceptOutcome, StoreError> {
-        let weight = event.payload.len();
-        let prepared = accept::PreparedEvent::new(event);
-        self.write(weight, move |conn, payloads| {
+        let prepared = accept::PreparedEvent::new(event, self.keys.as_deref())?;
+        self.write(prepared.stored_len(), move |conn, payloads| {
             Ok(accept::accept(conn, payloads, &prepared)?)
         })
         .await
