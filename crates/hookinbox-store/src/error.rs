@@ -32,6 +32,10 @@ pub enum StoreError {
     /// whose SHA-256 differs from its fingerprint).
     #[error("corrupt storage: {0}")]
     Corrupt(String),
+    /// Records are to be sealed (`rewrap_batch`), but the store was opened
+    /// without encryption keys.
+    #[error("no encryption keys are configured")]
+    NoEncryptionKeys,
     /// The database could not be opened or migrated at start-up.
     #[error("cannot open the database: {0}")]
     Open(#[source] BoxError),

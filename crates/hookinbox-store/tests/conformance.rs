@@ -12,8 +12,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use hookinbox_store::{
-    AcceptOutcome, EncryptionKeys, EventFilter, InboxStatus, ReplaySelector, SettleRequest,
-    Settlement, StoreError, UnsignedMetadata,
+    AcceptOutcome, EncryptionKeys, EventFilter, InboxStatus, ReplaySelector, RewrapProgress,
+    SettleRequest, Settlement, StoreError, UnsignedMetadata,
 };
 use support::{
     event, event_for_target, inserted, lease_params, unsigned_id_event, Backend, WINDOW_MS,
@@ -77,6 +77,7 @@ conformance! {
         a_record_sealed_under_an_older_key_reads_while_the_ring_has_it,
         a_changed_byte_of_a_sealed_body_is_corrupt,
         a_sealed_body_moved_to_another_row_is_corrupt,
+        rewrap_moves_every_row_to_the_active_key_in_batches,
         duplicates_and_conflicts_are_found_with_encryption_on,
     ],
 }
@@ -906,6 +907,68 @@ async fn a_sealed_body_moved_to_another_row_is_corrupt(backend: Backend) {
     assert_corrupt_naming(backend.store.load_event(&b).await, &b, "k1");
     assert_corrupt_naming(backend.reads.show_event(&b, true).await, &b, "k1");
     assert_reads_back(&backend, &a, b"{\"same\":1}").await;
+}
+
+async fn rewrap_moves_every_row_to_the_active_key_in_batches(backend: Backend) {
+    assert!(matches!(
+        backend.rewrap_batch(10).await,
+        Err(StoreError::NoEncryptionKeys)
+    ));
+    // Three rows from before encryption, two under k1, one under k2.
+    let bodies: [&'static [u8]; 6] = [
+        b"{\"n\":0,\"m\":\"BODY-MARKER-4111\"}",
+        b"{\"n\":1,\"m\":\"BODY-MARKER-4111\"}",
+        b"{\"n\":2,\"m\":\"BODY-MARKER-4111\"}",
+        b"{\"n\":3}",
+        b"{\"n\":4}",
+        b"{\"n\":5}",
+    ];
+    let mut ids = Vec::new();
+    for (n, body) in bodies[..3].iter().enumerate() {
+        ids.push(inserted(&backend.store, marked_event(&format!("e{n}"), body)).await);
+    }
+    assert!(contains(&backend.everything_stored().await, BODY_MARKER));
+    let backend = backend.reopen(k1()).await;
+    // Plain rows read as they are with keys configured.
+    assert_reads_back(&backend, &ids[0], bodies[0]).await;
+    for (n, body) in bodies.iter().enumerate().take(5).skip(3) {
+        ids.push(inserted(&backend.store, marked_event(&format!("e{n}"), body)).await);
+    }
+    let backend = backend.reopen(k2_and_k1()).await;
+    ids.push(inserted(&backend.store, marked_event("e5", bodies[5])).await);
+
+    let progress = |rewrapped, remaining| RewrapProgress {
+        rewrapped,
+        remaining,
+    };
+    assert_eq!(backend.rewrap_batch(2).await.unwrap(), progress(2, 3));
+    assert_eq!(backend.rewrap_batch(2).await.unwrap(), progress(2, 1));
+    assert_eq!(backend.rewrap_batch(2).await.unwrap(), progress(1, 0));
+    assert_eq!(backend.rewrap_batch(2).await.unwrap(), progress(0, 0));
+    assert!(backend.rewrap_batch(2).await.unwrap().is_done());
+    for id in &ids {
+        assert_eq!(backend.stored_key_id(id).await.as_deref(), Some("k2"));
+    }
+
+    // k1 can go now: everything reads under k2 alone.
+    let backend = backend.reopen(k2()).await;
+    for (id, body) in ids.iter().zip(bodies) {
+        assert_reads_back(&backend, id, body).await;
+        assert!(!contains(&backend.stored_payload(id).await, BODY_MARKER));
+        assert!(!backend
+            .stored_audit_headers(id)
+            .await
+            .contains(HEADER_MARKER));
+    }
+    // Still a duplicate after its body was re-sealed.
+    assert_eq!(
+        backend
+            .store
+            .accept(marked_event("e0", bodies[0]))
+            .await
+            .unwrap(),
+        AcceptOutcome::Duplicate { id: ids[0].clone() }
+    );
 }
 
 async fn duplicates_and_conflicts_are_found_with_encryption_on(backend: Backend) {

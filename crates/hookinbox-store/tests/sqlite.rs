@@ -331,3 +331,66 @@ async fn storage_files_left_readable_by_others_are_made_private_at_open() {
     let loaded = store.load_event(&id).await.unwrap().unwrap();
     assert_eq!(loaded.payload.as_deref(), Some(&b"{\"after\":1}"[..]));
 }
+
+fn keys(id: &str, byte: u8) -> Option<Arc<hookinbox_store::EncryptionKeys>> {
+    Some(Arc::new(
+        hookinbox_store::EncryptionKeys::new(id, [byte; 32]).unwrap(),
+    ))
+}
+
+#[tokio::test]
+async fn rewrap_appends_resealed_bodies_and_moves_old_rows_out_of_inbox_payload() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inbox.db");
+    let (legacy, logged) = {
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(SqliteOptions::new(&path)).unwrap());
+        (
+            inserted(&store, event("a", "legacy", b"{\"legacy\":1}")).await,
+            inserted(&store, event("a", "logged", b"{\"logged\":1}")).await,
+        )
+    };
+    // The first row as schema 3 stored it: its body in inbox_payload.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "UPDATE inbox SET payload_segment = NULL, payload_offset = NULL, payload_len = NULL
+         WHERE id = ?1",
+        [&legacy],
+    )
+    .unwrap();
+    conn.execute(
+        "INSERT INTO inbox_payload (inbox_id, payload) VALUES (?1, ?2)",
+        rusqlite::params![legacy, &b"{\"legacy\":1}"[..]],
+    )
+    .unwrap();
+    let segment_1 = std::path::PathBuf::from(format!("{}-payloads/00000001.seg", path.display()));
+    let before = std::fs::read(&segment_1).unwrap();
+
+    let mut options = SqliteOptions::new(&path);
+    options.keys = keys("k1", 1);
+    let store = SqliteStore::open(options).unwrap();
+    let progress = store.rewrap_batch(10).await.unwrap();
+    assert_eq!((progress.rewrapped, progress.remaining), (2, 0));
+
+    // Append-only: the old segment is as it was (its bytes are now
+    // garbage), and both sealed bodies went to the new one.
+    assert_eq!(std::fs::read(&segment_1).unwrap(), before);
+    let in_inbox_payload: i64 = conn
+        .query_row("SELECT count(*) FROM inbox_payload", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(in_inbox_payload, 0, "the legacy body moved to the log");
+    let segments: Vec<(i64, String)> = conn
+        .prepare("SELECT payload_segment, payload_key_id FROM inbox ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(segments, vec![(2, "k1".into()), (2, "k1".into())]);
+    for (id, body) in [
+        (&legacy, &b"{\"legacy\":1}"[..]),
+        (&logged, b"{\"logged\":1}"),
+    ] {
+        let loaded = store.load_event(id).await.unwrap().unwrap();
+        assert_eq!(loaded.payload.as_deref(), Some(body));
+    }
+}

@@ -8,7 +8,8 @@
 //! (`sslmode`), `pool` (options and connections), `schema` (migrations),
 //! `accept` and `accept_batcher` (ingress), `outbox` (leases, settlements,
 //! replay), `reader` (reads), `listen` (wake-ups), `advisory_lock` (lock
-//! keys), `db_error` (errors).
+//! keys), `db_error` (errors), `rewrap` (re-sealing rows under the active
+//! encryption key).
 
 mod accept;
 mod accept_batcher;
@@ -19,6 +20,7 @@ mod listen;
 mod outbox;
 mod pool;
 mod reader;
+mod rewrap;
 mod schema;
 mod tls;
 mod url;
@@ -37,8 +39,8 @@ pub use url::{PostgresUrl, PostgresUrlError, SslMode};
 
 use crate::{
     AcceptOutcome, DeliveryWakeups, HandlerDelivery, LeaseParams, LeasedDelivery, NewEvent,
-    PostgresHandler, ReplaySelector, SettleRequest, Settlement, Stats, Store, StoreError,
-    StoreReads, StoredEvent,
+    PostgresHandler, ReplaySelector, RewrapProgress, SettleRequest, Settlement, Stats, Store,
+    StoreError, StoreReads, StoredEvent,
 };
 use accept::PreparedEvent;
 use accept_batcher::{AcceptRequest, Batcher};
@@ -197,6 +199,26 @@ impl PostgresStore {
             Ok::<_, HandlerTxError>(delivered)
         };
         delivered.await.map_err(HandlerTxError::into_store_error)
+    }
+}
+
+impl PostgresStore {
+    /// Re-seals up to `limit` rows that are not under the active key
+    /// (plain rows included) under it, in one short transaction, and says
+    /// how many are left: loop until [`RewrapProgress::is_done`]. Rows
+    /// another transaction holds locked are skipped this time (see
+    /// `rewrap`). Without keys: `NoEncryptionKeys`.
+    pub async fn rewrap_batch(&self, limit: usize) -> Result<RewrapProgress, StoreError> {
+        let keys = self
+            .options
+            .keys
+            .clone()
+            .ok_or(StoreError::NoEncryptionKeys)?;
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(PgError::from)?;
+        let progress = rewrap::rewrap(&tx, &keys, limit).await?;
+        tx.commit().await.map_err(PgError::from)?;
+        Ok(progress)
     }
 }
 

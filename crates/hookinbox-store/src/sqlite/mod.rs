@@ -3,7 +3,7 @@
 //! an append-only payload log beside the database file (`payload_log`).
 //! All of its files are private to the user it runs as (`private_files`).
 //! With encryption keys (`SqliteOptions::keys`), bodies and audit headers
-//! are sealed at rest (`accept`, `reader`).
+//! are sealed at rest (`accept`, `reader`, `rewrap`).
 
 mod accept;
 mod checkpointer;
@@ -13,6 +13,7 @@ mod outbox;
 mod payload_log;
 mod private_files;
 mod reader;
+mod rewrap;
 mod schema;
 mod write_backoff;
 
@@ -31,8 +32,8 @@ pub use schema::CURRENT_VERSION as SCHEMA_VERSION;
 pub use crate::handler::HandlerDelivery;
 use crate::{
     AcceptOutcome, EncryptionKeys, HandledEvent, LeaseParams, LeasedDelivery, NewEvent,
-    ReplaySelector, SettleRequest, Settlement, SqliteHandler, Stats, Store, StoreError, StoreReads,
-    StoredEvent,
+    ReplaySelector, RewrapProgress, SettleRequest, Settlement, SqliteHandler, Stats, Store,
+    StoreError, StoreReads, StoredEvent,
 };
 use group_commit::{BatchLimits, OpError, TxOp, WriteOp};
 use payload_log::PayloadLog;
@@ -292,6 +293,36 @@ impl SqliteStore {
             };
             handler.handle(conn, &handled).map_err(OpError::Handler)?;
             Ok(HandlerDelivery::Applied)
+        })
+        .await
+    }
+}
+
+impl SqliteStore {
+    /// Re-seals up to `limit` rows that are not under the active key
+    /// (plain rows included) under it, in one write of the group commit,
+    /// and says how many are left: loop until [`RewrapProgress::is_done`].
+    /// Each re-sealed body is appended to the payload log and its row
+    /// points at the new copy; the old bytes become garbage for retention
+    /// to collect (see `rewrap`). Without keys: `NoEncryptionKeys`.
+    pub async fn rewrap_batch(&self, limit: usize) -> Result<RewrapProgress, StoreError> {
+        let keys = self.keys.clone().ok_or(StoreError::NoEncryptionKeys)?;
+        let active = keys.active_id().to_owned();
+        let remaining = self
+            .read(move |reader| reader.count_not_under_key(&active))
+            .await?;
+        if remaining == 0 || limit == 0 {
+            // No write at all: nothing to do must not start a segment.
+            return Ok(RewrapProgress {
+                rewrapped: 0,
+                remaining,
+            });
+        }
+        let reader = Arc::clone(&self.reader);
+        // A weight above 0: the op may write bodies (a segment is made
+        // ready for it, and it waits while the payload log rests).
+        self.write(1, move |conn, payloads| {
+            rewrap::rewrap(conn, payloads, &reader, &keys, limit)
         })
         .await
     }

@@ -361,6 +361,12 @@ impl SqliteReader {
         .map(Some)
     }
 
+    /// How many rows are not sealed under key `active_id` (plain ones
+    /// included): what `rewrap_batch` has left to do.
+    pub(crate) fn count_not_under_key(&self, active_id: &str) -> Result<u64, StoreError> {
+        self.with_conn(|conn| super::rewrap::count_not_under_key(conn, active_id))
+    }
+
     /// Delivery rows by status, for tests and operators.
     pub fn delivery_counts(&self) -> Result<Vec<(String, String, i64)>, StoreError> {
         self.with_conn(|conn| {

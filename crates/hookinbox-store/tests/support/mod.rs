@@ -18,7 +18,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use hookinbox_store::{
     AcceptOutcome, EncryptionKeys, Fingerprint, LeaseParams, NewEvent, PostgresOptions,
-    PostgresStore, PostgresUrl, SqliteOptions, SqliteStore, Store, StoreReads, UnsignedMetadata,
+    PostgresStore, PostgresUrl, RewrapProgress, SqliteOptions, SqliteStore, Store, StoreError,
+    StoreReads, UnsignedMetadata,
 };
 
 /// A store under test, with its reads, and whatever keeps its data alive
@@ -102,6 +103,14 @@ impl Backend {
         } = self;
         drop((store, reads, concrete));
         open_in(place, keys).await
+    }
+
+    /// `rewrap_batch` of the concrete store.
+    pub async fn rewrap_batch(&self, limit: usize) -> Result<RewrapProgress, StoreError> {
+        match &self.concrete {
+            ConcreteStore::Sqlite(store) => store.rewrap_batch(limit).await,
+            ConcreteStore::Postgres(store) => store.rewrap_batch(limit).await,
+        }
     }
 
     pub fn place(&self) -> &Place {
