@@ -21,6 +21,7 @@ pub mod event_view;
 pub mod handler;
 pub mod inbox;
 pub mod postgres;
+pub mod retention;
 pub mod rewrap_progress;
 mod sealed;
 pub mod sqlite;
@@ -41,6 +42,7 @@ pub use event_view::{
 pub use handler::{HandledEvent, HandlerDelivery, HandlerError, PostgresHandler, SqliteHandler};
 pub use inbox::{AcceptOutcome, Fingerprint, InboxStatus, NewEvent, StoredEvent, UnsignedMetadata};
 pub use postgres::{PostgresOptions, PostgresReader, PostgresStore, PostgresUrl};
+pub use retention::{PurgeCounts, PurgeProgress, RetentionPolicy};
 pub use rewrap_progress::RewrapProgress;
 pub use sqlite::{SqliteOptions, SqliteReader, SqliteStore};
 pub use stats::{DiskUsage, Stats};

@@ -12,8 +12,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use hookinbox_store::{
-    AcceptOutcome, EncryptionKeys, EventFilter, InboxStatus, ReplaySelector, RewrapProgress,
-    SettleRequest, Settlement, StoreError, UnsignedMetadata,
+    AcceptOutcome, EncryptionKeys, EventFilter, InboxStatus, PurgeCounts, ReplaySelector,
+    RetentionPolicy, RewrapProgress, SettleRequest, Settlement, StoreError, UnsignedMetadata,
 };
 use support::{
     event, event_for_target, inserted, lease_params, unsigned_id_event, Backend, WINDOW_MS,
@@ -71,6 +71,11 @@ conformance! {
         events_are_listed_newest_first_by_filter_and_page,
         an_event_is_shown_with_its_deliveries_attempts_and_payload,
         the_store_answers_a_ping,
+        raw_payloads_past_retention_lose_body_and_headers_but_keep_their_row,
+        raw_payloads_are_kept_while_a_delivery_is_pending,
+        events_past_dedup_retention_are_deleted_never_while_a_delivery_is_pending,
+        dead_deliveries_past_retention_are_deleted_with_their_attempts,
+        purge_goes_in_batches_and_reports_what_remains,
     ],
     reopening: [
         sealed_records_read_back_and_keep_no_plaintext_at_rest,
@@ -1018,4 +1023,238 @@ async fn duplicates_and_conflicts_are_found_with_encryption_on(backend: Backend)
     assert_eq!(store.stats().await.unwrap().total, 2);
     let loaded = store.load_event(&id).await.unwrap().unwrap();
     assert_eq!(loaded.payload.as_deref(), Some(&b"{\"v\":1}"[..]));
+}
+
+// Retention.
+
+fn seconds(n: u64) -> Option<std::time::Duration> {
+    Some(std::time::Duration::from_secs(n))
+}
+
+/// An event without targets received at `received_at_ms`.
+fn received_at(id: &str, body: &'static [u8], received_at_ms: i64) -> hookinbox_store::NewEvent {
+    let mut event = marked_event(id, body);
+    event.received_at_ms = received_at_ms;
+    event
+}
+
+fn counts(raw_payloads: u64, events: u64, dead_deliveries: u64) -> PurgeCounts {
+    PurgeCounts {
+        raw_payloads,
+        events,
+        dead_deliveries,
+    }
+}
+
+async fn raw_payloads_past_retention_lose_body_and_headers_but_keep_their_row(backend: &Backend) {
+    let store = &backend.store;
+    let old = inserted(store, received_at("old", b"{\"old\":1}", 1_000)).await;
+    let young = inserted(store, received_at("young", b"{\"young\":1}", 10_000)).await;
+    let policy = RetentionPolicy {
+        raw_payload: seconds(5),
+        ..RetentionPolicy::default()
+    };
+    let now = 10_500; // cutoff 5_500: old is past it, young is not
+    assert_eq!(backend.purge_preview(&policy, now).await, counts(1, 0, 0));
+    let progress = backend.purge_batch(&policy, now, 10).await;
+    assert_eq!(progress.purged, counts(1, 0, 0));
+    assert!(progress.is_done(), "{progress:?}");
+
+    let loaded = store.load_event(&old).await.unwrap().unwrap();
+    assert_eq!(loaded.payload, None, "the body is gone");
+    assert_eq!(loaded.provider_event_id, "old", "the row is kept");
+    assert_eq!(
+        backend.reads.audit_headers(&old).await.unwrap(),
+        Some(vec![])
+    );
+    let (detail, shown) = backend.reads.show_event(&old, true).await.unwrap().unwrap();
+    assert_eq!((detail.payload_bytes, shown), (None, None));
+    // The row still deduplicates by its fingerprint.
+    assert_eq!(
+        store
+            .accept(received_at("old", b"{\"old\":1}", 11_000))
+            .await
+            .unwrap(),
+        AcceptOutcome::Duplicate { id: old.clone() }
+    );
+    assert_eq!(
+        store
+            .accept(received_at("old", b"{\"other\":1}", 11_000))
+            .await
+            .unwrap(),
+        AcceptOutcome::Conflict { id: old }
+    );
+    assert_reads_back(backend, &young, b"{\"young\":1}").await;
+    assert_eq!(backend.purge_preview(&policy, now).await, counts(0, 0, 0));
+}
+
+async fn raw_payloads_are_kept_while_a_delivery_is_pending(backend: &Backend) {
+    let store = &backend.store;
+    let id = inserted(store, event_for_target("pending", None)).await; // received at 500
+    let policy = RetentionPolicy {
+        raw_payload: seconds(1),
+        ..RetentionPolicy::default()
+    };
+    let now = 100_000;
+    assert_eq!(backend.purge_preview(&policy, now).await, counts(0, 0, 0));
+    assert_eq!(
+        backend.purge_batch(&policy, now, 10).await.purged,
+        counts(0, 0, 0)
+    );
+    let leased = store.lease(lease_params("w", 1_000)).await.unwrap();
+    assert_eq!(
+        backend.purge_batch(&policy, now, 10).await.purged,
+        counts(0, 0, 0)
+    );
+    let loaded = store.load_event(&id).await.unwrap().unwrap();
+    assert_eq!(
+        loaded.payload.as_deref(),
+        Some(&b"{}"[..]),
+        "in flight: kept"
+    );
+    assert!(store
+        .settle(&leased[0], Settlement::Delivered, 1_001)
+        .await
+        .unwrap());
+    assert_eq!(backend.purge_preview(&policy, now).await, counts(1, 0, 0));
+    assert_eq!(
+        backend.purge_batch(&policy, now, 10).await.purged,
+        counts(1, 0, 0)
+    );
+    assert_eq!(store.load_event(&id).await.unwrap().unwrap().payload, None);
+}
+
+async fn events_past_dedup_retention_are_deleted_never_while_a_delivery_is_pending(
+    backend: &Backend,
+) {
+    let store = &backend.store;
+    let done = inserted(store, received_at("done", b"{\"done\":1}", 1_000)).await;
+    let pending = inserted(store, event_for_target("pending", None)).await; // received at 500
+    let policy = RetentionPolicy {
+        dedup: seconds(1),
+        ..RetentionPolicy::default()
+    };
+    let now = 100_000;
+    assert_eq!(backend.purge_preview(&policy, now).await, counts(0, 1, 0));
+    let progress = backend.purge_batch(&policy, now, 10).await;
+    assert_eq!(progress.purged, counts(0, 1, 0));
+    assert!(progress.is_done());
+    assert_eq!(store.load_event(&done).await.unwrap(), None);
+    assert!(backend
+        .reads
+        .show_event(&done, false)
+        .await
+        .unwrap()
+        .is_none());
+    // The dedup record is gone: the same event is new again.
+    let again = inserted(store, received_at("done", b"{\"done\":1}", now)).await;
+    assert_ne!(again, done);
+    assert!(
+        store.load_event(&pending).await.unwrap().is_some(),
+        "pending: kept"
+    );
+
+    // Once its delivery is done (with an attempt logged), it goes whole.
+    let leased = store.lease(lease_params("w", 1_000)).await.unwrap();
+    assert!(store
+        .settle(&leased[0], Settlement::Delivered, 1_001)
+        .await
+        .unwrap());
+    assert_eq!(backend.purge_preview(&policy, now).await, counts(0, 1, 0));
+    assert_eq!(
+        backend.purge_batch(&policy, now, 10).await.purged,
+        counts(0, 1, 0)
+    );
+    assert!(backend
+        .reads
+        .show_event(&pending, false)
+        .await
+        .unwrap()
+        .is_none());
+    assert!(
+        store.load_event(&again).await.unwrap().is_some(),
+        "young: kept"
+    );
+    assert_eq!(store.stats().await.unwrap().total, 1);
+}
+
+async fn dead_deliveries_past_retention_are_deleted_with_their_attempts(backend: &Backend) {
+    let store = &backend.store;
+    let early = inserted(store, event_for_target("early", None)).await;
+    let late = inserted(store, event_for_target("late", None)).await;
+    let leased = store.lease(lease_params("w", 1_000)).await.unwrap();
+    assert_eq!(leased.len(), 2);
+    let dead = |error: &str| Settlement::Dead {
+        error: error.into(),
+    };
+    let early_lease = leased.iter().find(|l| l.inbox_id == early).unwrap();
+    let late_lease = leased.iter().find(|l| l.inbox_id == late).unwrap();
+    assert!(store
+        .settle(early_lease, dead("http 410"), 1_001)
+        .await
+        .unwrap());
+    assert!(store
+        .settle(late_lease, dead("http 410"), 50_000)
+        .await
+        .unwrap());
+    let policy = RetentionPolicy {
+        dead_deliveries: seconds(10),
+        ..RetentionPolicy::default()
+    };
+    let now = 60_000; // cutoff 50_000: the one dead at 1_001 is past it
+    assert_eq!(backend.purge_preview(&policy, now).await, counts(0, 0, 1));
+    let progress = backend.purge_batch(&policy, now, 10).await;
+    assert_eq!(progress.purged, counts(0, 0, 1));
+    assert!(progress.is_done());
+    let (detail, _) = backend
+        .reads
+        .show_event(&early, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(detail.deliveries.is_empty(), "{detail:?}");
+    assert_eq!(detail.summary.status, "FAILED", "the event stays failed");
+    let (detail, _) = backend
+        .reads
+        .show_event(&late, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(detail.deliveries.len(), 1);
+    assert_eq!(detail.deliveries[0].attempt_log.len(), 1);
+}
+
+async fn purge_goes_in_batches_and_reports_what_remains(backend: &Backend) {
+    for n in 0..5 {
+        inserted(
+            &backend.store,
+            received_at(&format!("e{n}"), b"{}", 1_000 + n),
+        )
+        .await;
+    }
+    let policy = RetentionPolicy {
+        raw_payload: seconds(1),
+        dedup: seconds(1),
+        dead_deliveries: seconds(1),
+    };
+    let now = 100_000;
+    assert_eq!(backend.purge_preview(&policy, now).await, counts(5, 5, 0));
+    // Whole events first; their bodies go with them.
+    let first = backend.purge_batch(&policy, now, 2).await;
+    assert_eq!(
+        (first.purged, first.remaining),
+        (counts(2, 2, 0), counts(1, 3, 0))
+    );
+    let second = backend.purge_batch(&policy, now, 2).await;
+    assert_eq!(
+        (second.purged, second.remaining),
+        (counts(1, 2, 0), counts(0, 1, 0))
+    );
+    let third = backend.purge_batch(&policy, now, 2).await;
+    assert_eq!(
+        (third.purged, third.remaining),
+        (counts(0, 1, 0), counts(0, 0, 0))
+    );
+    assert!(third.is_done());
+    assert_eq!(backend.store.stats().await.unwrap().total, 0);
 }

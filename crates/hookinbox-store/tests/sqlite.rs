@@ -394,3 +394,118 @@ async fn rewrap_appends_resealed_bodies_and_moves_old_rows_out_of_inbox_payload(
         assert_eq!(loaded.payload.as_deref(), Some(body));
     }
 }
+
+fn segment_file(db: &std::path::Path, segment: u32) -> std::path::PathBuf {
+    std::path::PathBuf::from(format!("{}-payloads/{segment:08}.seg", db.display()))
+}
+
+fn accepted_at(id: &str, body: &'static [u8], received_at_ms: i64) -> hookinbox_store::NewEvent {
+    let mut event = event("a", id, body);
+    event.received_at_ms = received_at_ms;
+    event
+}
+
+#[tokio::test]
+async fn a_segment_goes_once_no_row_references_it_but_never_the_one_being_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inbox.db");
+    {
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(SqliteOptions::new(&path)).unwrap());
+        inserted(&store, accepted_at("e1", b"{\"n\":1}", 1_000)).await;
+        inserted(&store, accepted_at("e2", b"{\"n\":2}", 2_000)).await;
+    }
+    // A restart: the writer now appends to segment 2.
+    let store = SqliteStore::open(SqliteOptions::new(&path)).unwrap();
+    let young = match store
+        .accept(accepted_at("e3", b"{\"n\":3}", 90_000))
+        .await
+        .unwrap()
+    {
+        AcceptOutcome::Inserted { id } => id,
+        other => panic!("{other:?}"),
+    };
+    let raw = hookinbox_store::RetentionPolicy {
+        raw_payload: Some(std::time::Duration::from_secs(10)),
+        ..Default::default()
+    };
+    let progress = store.purge_batch(&raw, 100_000, 10).await.unwrap();
+    assert_eq!(progress.purged.raw_payloads, 2);
+    assert_eq!(progress.segments_deleted, 1);
+    assert!(
+        !segment_file(&path, 1).exists(),
+        "nothing references segment 1"
+    );
+    assert!(segment_file(&path, 2).exists());
+
+    // Every row of segment 2 gone too: it is still the writer's, so kept.
+    let dedup = hookinbox_store::RetentionPolicy {
+        dedup: Some(std::time::Duration::from_secs(1)),
+        ..Default::default()
+    };
+    let progress = store.purge_batch(&dedup, 1_000_000, 10).await.unwrap();
+    assert_eq!((progress.purged.events, progress.segments_deleted), (3, 0));
+    assert!(segment_file(&path, 2).exists());
+    assert_eq!(store.load_event(&young).await.unwrap(), None);
+    let next = match store
+        .accept(accepted_at("e4", b"{\"n\":4}", 1_000_000))
+        .await
+        .unwrap()
+    {
+        AcceptOutcome::Inserted { id } => id,
+        other => panic!("{other:?}"),
+    };
+    let loaded = store.load_event(&next).await.unwrap().unwrap();
+    assert_eq!(loaded.payload.as_deref(), Some(&b"{\"n\":4}"[..]));
+}
+
+#[tokio::test]
+async fn a_writer_whose_segment_another_process_purged_moves_to_a_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inbox.db");
+    let serving = SqliteStore::open(SqliteOptions::new(&path)).unwrap();
+    serving
+        .accept(accepted_at("e1", b"{\"n\":1}", 1_000))
+        .await
+        .unwrap();
+    // Another process (say the CLI) purges every body; the serving
+    // writer's segment 1 is referenced by nothing, and is not the CLI's.
+    let cli = SqliteStore::open(SqliteOptions::new(&path)).unwrap();
+    let raw = hookinbox_store::RetentionPolicy {
+        raw_payload: Some(std::time::Duration::from_secs(1)),
+        ..Default::default()
+    };
+    let progress = cli.purge_batch(&raw, 100_000, 10).await.unwrap();
+    assert_eq!(progress.segments_deleted, 1);
+    assert!(!segment_file(&path, 1).exists());
+
+    // The serving writer must not append to the deleted file: its next
+    // batch fails (a 503 the provider retries) and a retry lands in a new
+    // segment, readable.
+    let first = serving
+        .accept(accepted_at("e2", b"{\"n\":2}", 200_000))
+        .await;
+    assert!(
+        matches!(first, Err(StoreError::Unavailable(_))),
+        "{first:?}"
+    );
+    let mut landed = None;
+    for _ in 0..100 {
+        // The payload log rests for 50 ms after a failed write.
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        match serving
+            .accept(accepted_at("e2", b"{\"n\":2}", 200_000))
+            .await
+        {
+            Ok(AcceptOutcome::Inserted { id }) => {
+                landed = Some(id);
+                break;
+            }
+            Err(StoreError::Unavailable(_)) => continue,
+            other => panic!("{other:?}"),
+        }
+    }
+    let id = landed.expect("the retry landed");
+    let loaded = serving.load_event(&id).await.unwrap().unwrap();
+    assert_eq!(loaded.payload.as_deref(), Some(&b"{\"n\":2}"[..]));
+    assert!(segment_file(&path, 2).exists());
+}

@@ -9,7 +9,7 @@
 //! `accept` and `accept_batcher` (ingress), `outbox` (leases, settlements,
 //! replay), `reader` (reads), `listen` (wake-ups), `advisory_lock` (lock
 //! keys), `db_error` (errors), `rewrap` (re-sealing rows under the active
-//! encryption key).
+//! encryption key), `purge` (retention).
 
 mod accept;
 mod accept_batcher;
@@ -19,6 +19,7 @@ mod handler;
 mod listen;
 mod outbox;
 mod pool;
+mod purge;
 mod reader;
 mod rewrap;
 mod schema;
@@ -39,8 +40,8 @@ pub use url::{PostgresUrl, PostgresUrlError, SslMode};
 
 use crate::{
     AcceptOutcome, DeliveryWakeups, HandlerDelivery, LeaseParams, LeasedDelivery, NewEvent,
-    PostgresHandler, ReplaySelector, RewrapProgress, SettleRequest, Settlement, Stats, Store,
-    StoreError, StoreReads, StoredEvent,
+    PostgresHandler, PurgeCounts, PurgeProgress, ReplaySelector, RetentionPolicy, RewrapProgress,
+    SettleRequest, Settlement, Stats, Store, StoreError, StoreReads, StoredEvent,
 };
 use accept::PreparedEvent;
 use accept_batcher::{AcceptRequest, Batcher};
@@ -219,6 +220,39 @@ impl PostgresStore {
         let progress = rewrap::rewrap(&tx, &keys, limit).await?;
         tx.commit().await.map_err(PgError::from)?;
         Ok(progress)
+    }
+}
+
+impl PostgresStore {
+    /// Purges under `policy` at `now_ms`, up to `limit` items per rule, in
+    /// one short transaction (see `purge`). Loop until
+    /// [`PurgeProgress::is_done`].
+    pub async fn purge_batch(
+        &self,
+        policy: &RetentionPolicy,
+        now_ms: i64,
+        limit: usize,
+    ) -> Result<PurgeProgress, StoreError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(PgError::from)?;
+        let purged = purge::purge(&tx, policy, now_ms, limit).await?;
+        tx.commit().await.map_err(PgError::from)?;
+        let remaining = purge::preview(&client, policy, now_ms).await?;
+        Ok(PurgeProgress {
+            purged,
+            remaining,
+            segments_deleted: 0,
+        })
+    }
+
+    /// What [`PostgresStore::purge_batch`] would purge now, rule by rule.
+    pub async fn purge_preview(
+        &self,
+        policy: &RetentionPolicy,
+        now_ms: i64,
+    ) -> Result<PurgeCounts, StoreError> {
+        let client = self.client().await?;
+        Ok(purge::preview(&client, policy, now_ms).await?)
     }
 }
 

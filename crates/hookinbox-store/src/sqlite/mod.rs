@@ -12,6 +12,7 @@ mod group_commit;
 mod outbox;
 mod payload_log;
 mod private_files;
+mod purge;
 mod reader;
 mod rewrap;
 mod schema;
@@ -32,8 +33,8 @@ pub use schema::CURRENT_VERSION as SCHEMA_VERSION;
 pub use crate::handler::HandlerDelivery;
 use crate::{
     AcceptOutcome, EncryptionKeys, HandledEvent, LeaseParams, LeasedDelivery, NewEvent,
-    ReplaySelector, RewrapProgress, SettleRequest, Settlement, SqliteHandler, Stats, Store,
-    StoreError, StoreReads, StoredEvent,
+    PurgeCounts, PurgeProgress, ReplaySelector, RetentionPolicy, RewrapProgress, SettleRequest,
+    Settlement, SqliteHandler, Stats, Store, StoreError, StoreReads, StoredEvent,
 };
 use group_commit::{BatchLimits, OpError, TxOp, WriteOp};
 use payload_log::PayloadLog;
@@ -325,6 +326,52 @@ impl SqliteStore {
             rewrap::rewrap(conn, payloads, &reader, &keys, limit)
         })
         .await
+    }
+}
+
+impl SqliteStore {
+    /// Purges under `policy` at `now_ms`, up to `limit` items per rule, in
+    /// one write of the group commit, then deletes the payload segments no
+    /// row references any more (see `purge`). Loop until
+    /// [`PurgeProgress::is_done`].
+    pub async fn purge_batch(
+        &self,
+        policy: &RetentionPolicy,
+        now_ms: i64,
+        limit: usize,
+    ) -> Result<PurgeProgress, StoreError> {
+        let rules = *policy;
+        let purged = self
+            .write(0, move |conn, _| {
+                Ok(purge::purge(conn, &rules, now_ms, limit)?)
+            })
+            .await?;
+        let segments_deleted = if rules.raw_payload.is_some() || rules.dedup.is_some() {
+            let reader = Arc::clone(&self.reader);
+            self.write(0, move |_, payloads| {
+                purge::delete_unreferenced_segments(payloads, &reader)
+            })
+            .await?
+        } else {
+            0
+        };
+        let remaining = self.purge_preview(policy, now_ms).await?;
+        Ok(PurgeProgress {
+            purged,
+            remaining,
+            segments_deleted,
+        })
+    }
+
+    /// What [`SqliteStore::purge_batch`] would purge now, rule by rule.
+    pub async fn purge_preview(
+        &self,
+        policy: &RetentionPolicy,
+        now_ms: i64,
+    ) -> Result<PurgeCounts, StoreError> {
+        let policy = *policy;
+        self.read(move |reader| reader.purge_preview(&policy, now_ms))
+            .await
     }
 }
 

@@ -367,6 +367,31 @@ impl SqliteReader {
         self.with_conn(|conn| super::rewrap::count_not_under_key(conn, active_id))
     }
 
+    /// The payload segments committed rows reference.
+    pub(crate) fn referenced_segments(&self) -> Result<std::collections::HashSet<i64>, StoreError> {
+        self.with_conn(|conn| {
+            conn.prepare_cached(
+                "SELECT DISTINCT payload_segment FROM inbox WHERE payload_segment IS NOT NULL",
+            )?
+            .query_map([], |row| row.get(0))?
+            .collect()
+        })
+    }
+
+    /// Closes the cached files of deleted segments.
+    pub(crate) fn forget_segments(&self, segments: &[i64]) {
+        self.inner.payloads.forget(segments);
+    }
+
+    /// What retention would purge now (see [`crate::retention`]).
+    pub fn purge_preview(
+        &self,
+        policy: &crate::RetentionPolicy,
+        now_ms: i64,
+    ) -> Result<crate::PurgeCounts, StoreError> {
+        self.with_conn(|conn| super::purge::preview(conn, policy, now_ms))
+    }
+
     /// Delivery rows by status, for tests and operators.
     pub fn delivery_counts(&self) -> Result<Vec<(String, String, i64)>, StoreError> {
         self.with_conn(|conn| {

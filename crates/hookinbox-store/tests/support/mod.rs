@@ -18,8 +18,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use hookinbox_store::{
     AcceptOutcome, EncryptionKeys, Fingerprint, LeaseParams, NewEvent, PostgresOptions,
-    PostgresStore, PostgresUrl, RewrapProgress, SqliteOptions, SqliteStore, Store, StoreError,
-    StoreReads, UnsignedMetadata,
+    PostgresStore, PostgresUrl, PurgeCounts, PurgeProgress, RetentionPolicy, RewrapProgress,
+    SqliteOptions, SqliteStore, Store, StoreError, StoreReads, UnsignedMetadata,
 };
 
 /// A store under test, with its reads, and whatever keeps its data alive
@@ -111,6 +111,29 @@ impl Backend {
             ConcreteStore::Sqlite(store) => store.rewrap_batch(limit).await,
             ConcreteStore::Postgres(store) => store.rewrap_batch(limit).await,
         }
+    }
+
+    /// `purge_batch` of the concrete store.
+    pub async fn purge_batch(
+        &self,
+        policy: &RetentionPolicy,
+        now_ms: i64,
+        limit: usize,
+    ) -> PurgeProgress {
+        match &self.concrete {
+            ConcreteStore::Sqlite(store) => store.purge_batch(policy, now_ms, limit).await,
+            ConcreteStore::Postgres(store) => store.purge_batch(policy, now_ms, limit).await,
+        }
+        .unwrap()
+    }
+
+    /// `purge_preview` of the concrete store.
+    pub async fn purge_preview(&self, policy: &RetentionPolicy, now_ms: i64) -> PurgeCounts {
+        match &self.concrete {
+            ConcreteStore::Sqlite(store) => store.purge_preview(policy, now_ms).await,
+            ConcreteStore::Postgres(store) => store.purge_preview(policy, now_ms).await,
+        }
+        .unwrap()
     }
 
     pub fn place(&self) -> &Place {
