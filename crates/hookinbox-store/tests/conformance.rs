@@ -82,6 +82,7 @@ conformance! {
         a_record_sealed_under_an_older_key_reads_while_the_ring_has_it,
         a_changed_byte_of_a_sealed_body_is_corrupt,
         a_sealed_body_moved_to_another_row_is_corrupt,
+        a_sealed_body_put_in_place_of_the_audit_headers_is_corrupt,
         rewrap_moves_every_row_to_the_active_key_in_batches,
         duplicates_and_conflicts_are_found_with_encryption_on,
     ],
@@ -912,6 +913,29 @@ async fn a_sealed_body_moved_to_another_row_is_corrupt(backend: Backend) {
     assert_corrupt_naming(backend.store.load_event(&b).await, &b, "k1");
     assert_corrupt_naming(backend.reads.show_event(&b, true).await, &b, "k1");
     assert_reads_back(&backend, &a, b"{\"same\":1}").await;
+}
+
+async fn a_sealed_body_put_in_place_of_the_audit_headers_is_corrupt(backend: Backend) {
+    use base64::Engine;
+    let backend = backend.reopen(k1()).await;
+    // A body that is itself a valid audit headers list: only the record's
+    // kind, in the sealing, tells the two apart.
+    let body: &'static [u8] = br#"[["x-marker","HEADER-MARKER-0042"]]"#;
+    let id = inserted(&backend.store, marked_event("e1", body)).await;
+    let sealed_body = backend.stored_payload(&id).await;
+    backend
+        .set_stored_audit_headers(
+            &id,
+            &base64::engine::general_purpose::STANDARD.encode(sealed_body),
+        )
+        .await;
+    assert_corrupt_naming(backend.reads.audit_headers(&id).await, &id, "k1");
+    let loaded = backend.store.load_event(&id).await.unwrap().unwrap();
+    assert_eq!(
+        loaded.payload.as_deref(),
+        Some(body),
+        "the body itself is intact"
+    );
 }
 
 async fn rewrap_moves_every_row_to_the_active_key_in_batches(backend: Backend) {

@@ -78,6 +78,31 @@ impl Backend {
         }
     }
 
+    /// Overwrites the row's `audit_headers` column, as someone with access
+    /// to the database could.
+    pub async fn set_stored_audit_headers(&self, inbox_id: &str, column: &str) {
+        match self.place() {
+            Place::Sqlite(_) => {
+                rusqlite::Connection::open(self.place().sqlite_path().unwrap())
+                    .unwrap()
+                    .execute(
+                        "UPDATE inbox SET audit_headers = ?2 WHERE id = ?1",
+                        [inbox_id, column],
+                    )
+                    .unwrap();
+            }
+            Place::Postgres(schema) => {
+                // Base64 and JSON hold no quote that needs escaping here.
+                assert!(!column.contains('\''));
+                schema
+                    .execute(&format!(
+                        "UPDATE inbox SET audit_headers = '{column}' WHERE id = '{inbox_id}'"
+                    ))
+                    .await;
+            }
+        }
+    }
+
     /// Every byte the backend holds for its rows: SQLite's database file,
     /// its WAL and every payload segment; PostgreSQL's bodies and audit
     /// headers. For looking for plaintext that should not be there.
