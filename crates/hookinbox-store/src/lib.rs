@@ -11,7 +11,10 @@
 //! processes is in the database.
 //!
 //! At rest, both can seal raw bodies and audit headers under a key ring
-//! ([`EncryptionKeys`], sealing in `sealed`); `None` keeps them plain.
+//! ([`EncryptionKeys`], sealing in `sealed`; `None` keeps them plain),
+//! re-seal old records under a new key (`rewrap_batch`), and purge by age
+//! ([`RetentionPolicy`], `purge_batch`). SQLite's files are private to the
+//! user the store runs as.
 
 pub mod delivery;
 pub mod delivery_wakeups;
