@@ -28,10 +28,17 @@ pub enum StoreError {
     /// included) was rolled back. The text is the handler's own.
     #[error("{0}")]
     Handler(String),
-    /// Stored bytes do not match what was recorded about them (a payload
-    /// whose SHA-256 differs from its fingerprint).
+    /// Stored bytes do not match what was recorded about them: a payload
+    /// whose SHA-256 differs from its fingerprint, or a sealed record that
+    /// does not open (its key is not in the ring, a wrong key, a changed
+    /// byte, a record moved from another row). The message names the inbox
+    /// id (and the key id), never a key or the bytes.
     #[error("corrupt storage: {0}")]
     Corrupt(String),
+    /// Records are to be sealed (`rewrap_batch`), but the store was opened
+    /// without encryption keys.
+    #[error("no encryption keys are configured")]
+    NoEncryptionKeys,
     /// The database could not be opened or migrated at start-up.
     #[error("cannot open the database: {0}")]
     Open(#[source] BoxError),

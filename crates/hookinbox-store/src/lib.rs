@@ -9,14 +9,24 @@
 //! ([`PostgresStore`]) serves many processes on many machines: each process
 //! batches its accepts into one transaction, and all coordination between
 //! processes is in the database.
+//!
+//! At rest, both can seal raw bodies and audit headers under a key ring
+//! ([`EncryptionKeys`], sealing in `sealed`; `None` keeps them plain),
+//! re-seal old records under a new key (`rewrap_batch`), and purge by age
+//! ([`RetentionPolicy`], `purge_batch`). SQLite's files are private to the
+//! user the store runs as.
 
 pub mod delivery;
 pub mod delivery_wakeups;
+pub mod encryption_keys;
 pub mod error;
 pub mod event_view;
 pub mod handler;
 pub mod inbox;
 pub mod postgres;
+pub mod retention;
+pub mod rewrap_progress;
+mod sealed;
 pub mod sqlite;
 pub mod stats;
 pub mod storage_url;
@@ -27,6 +37,7 @@ pub use delivery::{
     DeliveryStatus, LeaseParams, LeasedDelivery, ReplaySelector, SettleRequest, Settlement,
 };
 pub use delivery_wakeups::DeliveryWakeups;
+pub use encryption_keys::{EncryptionKeys, EncryptionKeysError};
 pub use error::{BoxError, StoreError};
 pub use event_view::{
     AttemptView, DeliveryView, EventDetail, EventFilter, EventPage, EventSummary,
@@ -34,6 +45,8 @@ pub use event_view::{
 pub use handler::{HandledEvent, HandlerDelivery, HandlerError, PostgresHandler, SqliteHandler};
 pub use inbox::{AcceptOutcome, Fingerprint, InboxStatus, NewEvent, StoredEvent, UnsignedMetadata};
 pub use postgres::{PostgresOptions, PostgresReader, PostgresStore, PostgresUrl};
+pub use retention::{PurgeCounts, PurgeProgress, RetentionPolicy};
+pub use rewrap_progress::RewrapProgress;
 pub use sqlite::{SqliteOptions, SqliteReader, SqliteStore};
 pub use stats::{DiskUsage, Stats};
 pub use storage_url::StorageUrl;

@@ -25,6 +25,14 @@ pub trait StoreReads: Send + Sync + 'static {
         with_payload: bool,
     ) -> Result<Option<(EventDetail, Option<Bytes>)>, StoreError>;
 
+    /// The request headers kept for audit with an event (opened with the
+    /// key that sealed them, where they are sealed). `None` when no such
+    /// event exists.
+    async fn audit_headers(
+        &self,
+        inbox_id: &str,
+    ) -> Result<Option<Vec<(String, String)>>, StoreError>;
+
     /// Inbox rows by endpoint and status (and bytes on disk where the
     /// backend can tell).
     async fn stats(&self) -> Result<Stats, StoreError>;

@@ -1,6 +1,8 @@
 //! The behaviour every `Store` (and `StoreReads`) must have: each scenario
 //! is written once, as an `async fn(&Backend)`, and `conformance!` makes one
-//! test of it per backend (`sqlite::…`, `postgres::…`). Backend-specific
+//! test of it per backend (`sqlite::…`, `postgres::…`). Scenarios that
+//! reopen their store (with other encryption keys) own it instead, as an
+//! `async fn(Backend)`, and are listed under `reopening`. Backend-specific
 //! behaviour (SQLite's payload log, PostgreSQL across processes) is tested
 //! in `sqlite.rs` and `postgres.rs`.
 
@@ -10,8 +12,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use hookinbox_store::{
-    AcceptOutcome, EventFilter, InboxStatus, ReplaySelector, SettleRequest, Settlement,
-    UnsignedMetadata,
+    AcceptOutcome, EncryptionKeys, EventFilter, InboxStatus, PurgeCounts, ReplaySelector,
+    RetentionPolicy, RewrapProgress, SettleRequest, Settlement, StoreError, UnsignedMetadata,
 };
 use support::{
     event, event_for_target, inserted, lease_params, unsigned_id_event, Backend, WINDOW_MS,
@@ -19,16 +21,27 @@ use support::{
 
 /// One `#[tokio::test]` per scenario per backend, in a module per backend.
 macro_rules! conformance {
-    (backends: [$($backend:ident),+ $(,)?], scenarios: $scenarios:tt $(,)?) => {
-        $( conformance!(@backend $backend, $scenarios); )+
+    (
+        backends: [$($backend:ident),+ $(,)?],
+        scenarios: $scenarios:tt,
+        reopening: $reopening:tt $(,)?
+    ) => {
+        $( conformance!(@backend $backend, $scenarios, $reopening); )+
     };
-    (@backend $backend:ident, [$($scenario:ident),+ $(,)?]) => {
+    (@backend $backend:ident, [$($scenario:ident),+ $(,)?], [$($owning:ident),+ $(,)?]) => {
         mod $backend {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $scenario() {
                     let backend = crate::support::$backend().await;
                     super::$scenario(&backend).await;
+                }
+            )+
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $owning() {
+                    let backend = crate::support::$backend().await;
+                    super::$owning(backend).await;
                 }
             )+
         }
@@ -58,6 +71,20 @@ conformance! {
         events_are_listed_newest_first_by_filter_and_page,
         an_event_is_shown_with_its_deliveries_attempts_and_payload,
         the_store_answers_a_ping,
+        raw_payloads_past_retention_lose_body_and_headers_but_keep_their_row,
+        raw_payloads_are_kept_while_a_delivery_is_pending,
+        events_past_dedup_retention_are_deleted_never_while_a_delivery_is_pending,
+        dead_deliveries_past_retention_are_deleted_with_their_attempts,
+        purge_goes_in_batches_and_reports_what_remains,
+    ],
+    reopening: [
+        sealed_records_read_back_and_keep_no_plaintext_at_rest,
+        a_record_sealed_under_an_older_key_reads_while_the_ring_has_it,
+        a_changed_byte_of_a_sealed_body_is_corrupt,
+        a_sealed_body_moved_to_another_row_is_corrupt,
+        a_sealed_body_put_in_place_of_the_audit_headers_is_corrupt,
+        rewrap_moves_every_row_to_the_active_key_in_batches,
+        duplicates_and_conflicts_are_found_with_encryption_on,
     ],
 }
 
@@ -719,4 +746,539 @@ async fn an_event_is_shown_with_its_deliveries_attempts_and_payload(backend: &Ba
 async fn the_store_answers_a_ping(backend: &Backend) {
     backend.store.ping().await.unwrap();
     backend.reads.ping().await.unwrap();
+}
+
+// Encryption at rest. The markers below are in the plaintext only: finding
+// one among the stored bytes means something was stored unsealed.
+
+const BODY_MARKER: &[u8] = b"BODY-MARKER-4111";
+const HEADER_MARKER: &str = "HEADER-MARKER-0042";
+
+fn ring(active: (&str, u8), older: &[(&str, u8)]) -> Option<Arc<EncryptionKeys>> {
+    let mut keys = EncryptionKeys::new(active.0, [active.1; 32]).unwrap();
+    for (id, byte) in older {
+        keys = keys.with_key(*id, [*byte; 32]).unwrap();
+    }
+    Some(Arc::new(keys))
+}
+
+/// k1 alone, active.
+fn k1() -> Option<Arc<EncryptionKeys>> {
+    ring(("k1", 1), &[])
+}
+
+/// k2 active, k1 kept for what it sealed.
+fn k2_and_k1() -> Option<Arc<EncryptionKeys>> {
+    ring(("k2", 2), &[("k1", 1)])
+}
+
+/// k2 alone: k1 has been removed from the ring.
+fn k2() -> Option<Arc<EncryptionKeys>> {
+    ring(("k2", 2), &[])
+}
+
+/// An event whose body and audit headers carry the markers.
+fn marked_event(id: &str, body: &'static [u8]) -> hookinbox_store::NewEvent {
+    let mut marked = event("a", id, body);
+    marked.audit_headers = vec![("x-marker".into(), HEADER_MARKER.into())];
+    marked
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle)
+}
+
+/// `Corrupt`, with a message naming the row and the key (and so coming
+/// from the sealing, not from the fingerprint check, which names no key).
+fn assert_corrupt_naming<T: std::fmt::Debug>(
+    result: Result<T, StoreError>,
+    inbox_id: &str,
+    key_id: &str,
+) {
+    match result {
+        Err(StoreError::Corrupt(message)) => assert!(
+            message.contains(inbox_id) && message.contains(&format!("key {key_id}")),
+            "{message}"
+        ),
+        other => panic!("expected Corrupt naming {inbox_id} and {key_id}: {other:?}"),
+    }
+}
+
+/// Every read path gives back `body` and the marked audit headers.
+async fn assert_reads_back(backend: &Backend, inbox_id: &str, body: &[u8]) {
+    let loaded = backend.store.load_event(inbox_id).await.unwrap().unwrap();
+    assert_eq!(loaded.payload.as_deref(), Some(body), "load_event");
+    let (detail, shown) = backend
+        .reads
+        .show_event(inbox_id, true)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(shown.as_deref(), Some(body), "show_event");
+    assert_eq!(
+        detail.payload_bytes,
+        Some(body.len()),
+        "the plaintext length"
+    );
+    assert_eq!(
+        backend.reads.audit_headers(inbox_id).await.unwrap(),
+        Some(vec![("x-marker".to_owned(), HEADER_MARKER.to_owned())]),
+        "audit headers"
+    );
+}
+
+async fn sealed_records_read_back_and_keep_no_plaintext_at_rest(backend: Backend) {
+    let backend = backend.reopen(k1()).await;
+    let body: &'static [u8] = b"{\"card\":\"BODY-MARKER-4111\",\"amount\":100}";
+    let id = inserted(&backend.store, marked_event("e1", body)).await;
+    assert_reads_back(&backend, &id, body).await;
+    assert_eq!(backend.stored_key_id(&id).await.as_deref(), Some("k1"));
+    let stored = backend.stored_payload(&id).await;
+    assert_eq!(stored.len(), body.len() + 40, "nonce ‖ ciphertext ‖ tag");
+    assert!(!contains(&stored, BODY_MARKER));
+    assert!(!backend
+        .stored_audit_headers(&id)
+        .await
+        .contains(HEADER_MARKER));
+    let everything = backend.everything_stored().await;
+    assert!(
+        !contains(&everything, BODY_MARKER),
+        "the body is stored plain somewhere"
+    );
+    assert!(
+        !contains(&everything, HEADER_MARKER.as_bytes()),
+        "the audit headers are stored plain somewhere"
+    );
+    assert_eq!(
+        backend.reads.audit_headers("no-such-id").await.unwrap(),
+        None
+    );
+}
+
+async fn a_record_sealed_under_an_older_key_reads_while_the_ring_has_it(backend: Backend) {
+    let backend = backend.reopen(k1()).await;
+    let old = inserted(&backend.store, marked_event("old", b"{\"under\":\"k1\"}")).await;
+
+    let backend = backend.reopen(k2_and_k1()).await;
+    assert_reads_back(&backend, &old, b"{\"under\":\"k1\"}").await;
+    let new = inserted(&backend.store, marked_event("new", b"{\"under\":\"k2\"}")).await;
+    assert_eq!(backend.stored_key_id(&new).await.as_deref(), Some("k2"));
+    assert_reads_back(&backend, &new, b"{\"under\":\"k2\"}").await;
+
+    // k1 dropped from the ring before a rewrap: its records no longer open.
+    let backend = backend.reopen(k2()).await;
+    assert_corrupt_naming(backend.store.load_event(&old).await, &old, "k1");
+    assert_corrupt_naming(backend.reads.show_event(&old, true).await, &old, "k1");
+    assert_corrupt_naming(backend.reads.audit_headers(&old).await, &old, "k1");
+    let (detail, _) = backend
+        .reads
+        .show_event(&old, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(detail.summary.id, old, "metadata is never sealed");
+    assert_reads_back(&backend, &new, b"{\"under\":\"k2\"}").await;
+
+    // And without any ring, a sealed record is corrupt, not garbage.
+    let backend = backend.reopen(None).await;
+    assert_corrupt_naming(backend.store.load_event(&new).await, &new, "k2");
+}
+
+async fn a_changed_byte_of_a_sealed_body_is_corrupt(backend: Backend) {
+    let backend = backend.reopen(k1()).await;
+    let id = inserted(&backend.store, marked_event("e1", b"{\"amount\":100}")).await;
+    let untouched = inserted(&backend.store, marked_event("e2", b"{\"amount\":200}")).await;
+    // A byte of the ciphertext, past the 24-byte nonce.
+    backend.flip_stored_payload_byte(&id, 30).await;
+    assert_corrupt_naming(backend.store.load_event(&id).await, &id, "k1");
+    assert_corrupt_naming(backend.reads.show_event(&id, true).await, &id, "k1");
+    assert!(backend
+        .reads
+        .show_event(&id, false)
+        .await
+        .unwrap()
+        .is_some());
+    assert_reads_back(&backend, &untouched, b"{\"amount\":200}").await;
+}
+
+async fn a_sealed_body_moved_to_another_row_is_corrupt(backend: Backend) {
+    let backend = backend.reopen(k1()).await;
+    // One body under two signed ids: two rows with the same fingerprint,
+    // so only the sealing can tell the copy is not row b's own.
+    let a = inserted(&backend.store, marked_event("evt_a", b"{\"same\":1}")).await;
+    let b = inserted(&backend.store, marked_event("evt_b", b"{\"same\":1}")).await;
+    backend.copy_stored_payload(&a, &b).await;
+    assert_corrupt_naming(backend.store.load_event(&b).await, &b, "k1");
+    assert_corrupt_naming(backend.reads.show_event(&b, true).await, &b, "k1");
+    assert_reads_back(&backend, &a, b"{\"same\":1}").await;
+}
+
+async fn a_sealed_body_put_in_place_of_the_audit_headers_is_corrupt(backend: Backend) {
+    use base64::Engine;
+    let backend = backend.reopen(k1()).await;
+    // A body that is itself a valid audit headers list: only the record's
+    // kind, in the sealing, tells the two apart.
+    let body: &'static [u8] = br#"[["x-marker","HEADER-MARKER-0042"]]"#;
+    let id = inserted(&backend.store, marked_event("e1", body)).await;
+    let sealed_body = backend.stored_payload(&id).await;
+    backend
+        .set_stored_audit_headers(
+            &id,
+            &base64::engine::general_purpose::STANDARD.encode(sealed_body),
+        )
+        .await;
+    assert_corrupt_naming(backend.reads.audit_headers(&id).await, &id, "k1");
+    let loaded = backend.store.load_event(&id).await.unwrap().unwrap();
+    assert_eq!(
+        loaded.payload.as_deref(),
+        Some(body),
+        "the body itself is intact"
+    );
+}
+
+async fn rewrap_moves_every_row_to_the_active_key_in_batches(backend: Backend) {
+    assert!(matches!(
+        backend.rewrap_batch(10).await,
+        Err(StoreError::NoEncryptionKeys)
+    ));
+    // Three rows from before encryption, two under k1, one under k2.
+    let bodies: [&'static [u8]; 6] = [
+        b"{\"n\":0,\"m\":\"BODY-MARKER-4111\"}",
+        b"{\"n\":1,\"m\":\"BODY-MARKER-4111\"}",
+        b"{\"n\":2,\"m\":\"BODY-MARKER-4111\"}",
+        b"{\"n\":3}",
+        b"{\"n\":4}",
+        b"{\"n\":5}",
+    ];
+    let mut ids = Vec::new();
+    for (n, body) in bodies[..3].iter().enumerate() {
+        ids.push(inserted(&backend.store, marked_event(&format!("e{n}"), body)).await);
+    }
+    assert!(contains(&backend.everything_stored().await, BODY_MARKER));
+    let backend = backend.reopen(k1()).await;
+    // Plain rows read as they are with keys configured.
+    assert_reads_back(&backend, &ids[0], bodies[0]).await;
+    for (n, body) in bodies.iter().enumerate().take(5).skip(3) {
+        ids.push(inserted(&backend.store, marked_event(&format!("e{n}"), body)).await);
+    }
+    let backend = backend.reopen(k2_and_k1()).await;
+    ids.push(inserted(&backend.store, marked_event("e5", bodies[5])).await);
+
+    let progress = |rewrapped, remaining| RewrapProgress {
+        rewrapped,
+        remaining,
+    };
+    assert_eq!(backend.rewrap_batch(2).await.unwrap(), progress(2, 3));
+    assert_eq!(backend.rewrap_batch(2).await.unwrap(), progress(2, 1));
+    assert_eq!(backend.rewrap_batch(2).await.unwrap(), progress(1, 0));
+    assert_eq!(backend.rewrap_batch(2).await.unwrap(), progress(0, 0));
+    assert!(backend.rewrap_batch(2).await.unwrap().is_done());
+    for id in &ids {
+        assert_eq!(backend.stored_key_id(id).await.as_deref(), Some("k2"));
+    }
+
+    // k1 can go now: everything reads under k2 alone.
+    let backend = backend.reopen(k2()).await;
+    for (id, body) in ids.iter().zip(bodies) {
+        assert_reads_back(&backend, id, body).await;
+        assert!(!contains(&backend.stored_payload(id).await, BODY_MARKER));
+        assert!(!backend
+            .stored_audit_headers(id)
+            .await
+            .contains(HEADER_MARKER));
+    }
+    // Still a duplicate after its body was re-sealed.
+    assert_eq!(
+        backend
+            .store
+            .accept(marked_event("e0", bodies[0]))
+            .await
+            .unwrap(),
+        AcceptOutcome::Duplicate { id: ids[0].clone() }
+    );
+}
+
+async fn duplicates_and_conflicts_are_found_with_encryption_on(backend: Backend) {
+    let backend = backend.reopen(k1()).await;
+    let store = &backend.store;
+    let id = inserted(store, event("a", "e1", b"{\"v\":1}")).await;
+    // Each seal has its own nonce, so the stored bytes differ every time:
+    // the fingerprint over the plaintext is what finds the duplicate.
+    assert_eq!(
+        store.accept(event("a", "e1", b"{\"v\":1}")).await.unwrap(),
+        AcceptOutcome::Duplicate { id: id.clone() }
+    );
+    assert_eq!(
+        store.accept(event("a", "e1", b"{\"v\":2}")).await.unwrap(),
+        AcceptOutcome::Conflict { id: id.clone() }
+    );
+    let t0 = 1_700_000_000_000;
+    let unsigned = inserted(store, unsigned_id_event("d-1", b"{\"push\":1}", t0)).await;
+    assert_eq!(
+        store
+            .accept(unsigned_id_event("d-2", b"{\"push\":1}", t0 + 1))
+            .await
+            .unwrap(),
+        AcceptOutcome::Duplicate {
+            id: unsigned.clone()
+        }
+    );
+
+    // Under another active key too.
+    let backend = backend.reopen(k2_and_k1()).await;
+    let store = &backend.store;
+    assert_eq!(
+        store.accept(event("a", "e1", b"{\"v\":1}")).await.unwrap(),
+        AcceptOutcome::Duplicate { id: id.clone() }
+    );
+    assert_eq!(
+        store.accept(event("a", "e1", b"{\"v\":2}")).await.unwrap(),
+        AcceptOutcome::Conflict { id: id.clone() }
+    );
+    assert_eq!(
+        store
+            .accept(unsigned_id_event("d-3", b"{\"push\":1}", t0 + 2))
+            .await
+            .unwrap(),
+        AcceptOutcome::Duplicate { id: unsigned }
+    );
+    assert_eq!(store.stats().await.unwrap().total, 2);
+    let loaded = store.load_event(&id).await.unwrap().unwrap();
+    assert_eq!(loaded.payload.as_deref(), Some(&b"{\"v\":1}"[..]));
+}
+
+// Retention.
+
+fn seconds(n: u64) -> Option<std::time::Duration> {
+    Some(std::time::Duration::from_secs(n))
+}
+
+/// An event without targets received at `received_at_ms`.
+fn received_at(id: &str, body: &'static [u8], received_at_ms: i64) -> hookinbox_store::NewEvent {
+    let mut event = marked_event(id, body);
+    event.received_at_ms = received_at_ms;
+    event
+}
+
+fn counts(raw_payloads: u64, events: u64, dead_deliveries: u64) -> PurgeCounts {
+    PurgeCounts {
+        raw_payloads,
+        events,
+        dead_deliveries,
+    }
+}
+
+async fn raw_payloads_past_retention_lose_body_and_headers_but_keep_their_row(backend: &Backend) {
+    let store = &backend.store;
+    let old = inserted(store, received_at("old", b"{\"old\":1}", 1_000)).await;
+    let young = inserted(store, received_at("young", b"{\"young\":1}", 10_000)).await;
+    let policy = RetentionPolicy {
+        raw_payload: seconds(5),
+        ..RetentionPolicy::default()
+    };
+    let now = 10_500; // cutoff 5_500: old is past it, young is not
+    assert_eq!(backend.purge_preview(&policy, now).await, counts(1, 0, 0));
+    let progress = backend.purge_batch(&policy, now, 10).await;
+    assert_eq!(progress.purged, counts(1, 0, 0));
+    assert!(progress.is_done(), "{progress:?}");
+
+    let loaded = store.load_event(&old).await.unwrap().unwrap();
+    assert_eq!(loaded.payload, None, "the body is gone");
+    assert_eq!(loaded.provider_event_id, "old", "the row is kept");
+    assert_eq!(
+        backend.reads.audit_headers(&old).await.unwrap(),
+        Some(vec![])
+    );
+    let (detail, shown) = backend.reads.show_event(&old, true).await.unwrap().unwrap();
+    assert_eq!((detail.payload_bytes, shown), (None, None));
+    // The row still deduplicates by its fingerprint.
+    assert_eq!(
+        store
+            .accept(received_at("old", b"{\"old\":1}", 11_000))
+            .await
+            .unwrap(),
+        AcceptOutcome::Duplicate { id: old.clone() }
+    );
+    assert_eq!(
+        store
+            .accept(received_at("old", b"{\"other\":1}", 11_000))
+            .await
+            .unwrap(),
+        AcceptOutcome::Conflict { id: old }
+    );
+    assert_reads_back(backend, &young, b"{\"young\":1}").await;
+    assert_eq!(backend.purge_preview(&policy, now).await, counts(0, 0, 0));
+}
+
+async fn raw_payloads_are_kept_while_a_delivery_is_pending(backend: &Backend) {
+    let store = &backend.store;
+    let id = inserted(store, event_for_target("pending", None)).await; // received at 500
+    let policy = RetentionPolicy {
+        raw_payload: seconds(1),
+        ..RetentionPolicy::default()
+    };
+    let now = 100_000;
+    assert_eq!(backend.purge_preview(&policy, now).await, counts(0, 0, 0));
+    assert_eq!(
+        backend.purge_batch(&policy, now, 10).await.purged,
+        counts(0, 0, 0)
+    );
+    let leased = store.lease(lease_params("w", 1_000)).await.unwrap();
+    assert_eq!(
+        backend.purge_batch(&policy, now, 10).await.purged,
+        counts(0, 0, 0)
+    );
+    let loaded = store.load_event(&id).await.unwrap().unwrap();
+    assert_eq!(
+        loaded.payload.as_deref(),
+        Some(&b"{}"[..]),
+        "in flight: kept"
+    );
+    assert!(store
+        .settle(&leased[0], Settlement::Delivered, 1_001)
+        .await
+        .unwrap());
+    assert_eq!(backend.purge_preview(&policy, now).await, counts(1, 0, 0));
+    assert_eq!(
+        backend.purge_batch(&policy, now, 10).await.purged,
+        counts(1, 0, 0)
+    );
+    assert_eq!(store.load_event(&id).await.unwrap().unwrap().payload, None);
+}
+
+async fn events_past_dedup_retention_are_deleted_never_while_a_delivery_is_pending(
+    backend: &Backend,
+) {
+    let store = &backend.store;
+    let done = inserted(store, received_at("done", b"{\"done\":1}", 1_000)).await;
+    let pending = inserted(store, event_for_target("pending", None)).await; // received at 500
+    let policy = RetentionPolicy {
+        dedup: seconds(1),
+        ..RetentionPolicy::default()
+    };
+    let now = 100_000;
+    assert_eq!(backend.purge_preview(&policy, now).await, counts(0, 1, 0));
+    let progress = backend.purge_batch(&policy, now, 10).await;
+    assert_eq!(progress.purged, counts(0, 1, 0));
+    assert!(progress.is_done());
+    assert_eq!(store.load_event(&done).await.unwrap(), None);
+    assert!(backend
+        .reads
+        .show_event(&done, false)
+        .await
+        .unwrap()
+        .is_none());
+    // The dedup record is gone: the same event is new again.
+    let again = inserted(store, received_at("done", b"{\"done\":1}", now)).await;
+    assert_ne!(again, done);
+    assert!(
+        store.load_event(&pending).await.unwrap().is_some(),
+        "pending: kept"
+    );
+
+    // Once its delivery is done (with an attempt logged), it goes whole.
+    let leased = store.lease(lease_params("w", 1_000)).await.unwrap();
+    assert!(store
+        .settle(&leased[0], Settlement::Delivered, 1_001)
+        .await
+        .unwrap());
+    assert_eq!(backend.purge_preview(&policy, now).await, counts(0, 1, 0));
+    assert_eq!(
+        backend.purge_batch(&policy, now, 10).await.purged,
+        counts(0, 1, 0)
+    );
+    assert!(backend
+        .reads
+        .show_event(&pending, false)
+        .await
+        .unwrap()
+        .is_none());
+    assert!(
+        store.load_event(&again).await.unwrap().is_some(),
+        "young: kept"
+    );
+    assert_eq!(store.stats().await.unwrap().total, 1);
+}
+
+async fn dead_deliveries_past_retention_are_deleted_with_their_attempts(backend: &Backend) {
+    let store = &backend.store;
+    let early = inserted(store, event_for_target("early", None)).await;
+    let late = inserted(store, event_for_target("late", None)).await;
+    let leased = store.lease(lease_params("w", 1_000)).await.unwrap();
+    assert_eq!(leased.len(), 2);
+    let dead = |error: &str| Settlement::Dead {
+        error: error.into(),
+    };
+    let early_lease = leased.iter().find(|l| l.inbox_id == early).unwrap();
+    let late_lease = leased.iter().find(|l| l.inbox_id == late).unwrap();
+    assert!(store
+        .settle(early_lease, dead("http 410"), 1_001)
+        .await
+        .unwrap());
+    assert!(store
+        .settle(late_lease, dead("http 410"), 50_000)
+        .await
+        .unwrap());
+    let policy = RetentionPolicy {
+        dead_deliveries: seconds(10),
+        ..RetentionPolicy::default()
+    };
+    let now = 60_000; // cutoff 50_000: the one dead at 1_001 is past it
+    assert_eq!(backend.purge_preview(&policy, now).await, counts(0, 0, 1));
+    let progress = backend.purge_batch(&policy, now, 10).await;
+    assert_eq!(progress.purged, counts(0, 0, 1));
+    assert!(progress.is_done());
+    let (detail, _) = backend
+        .reads
+        .show_event(&early, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(detail.deliveries.is_empty(), "{detail:?}");
+    assert_eq!(detail.summary.status, "FAILED", "the event stays failed");
+    let (detail, _) = backend
+        .reads
+        .show_event(&late, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(detail.deliveries.len(), 1);
+    assert_eq!(detail.deliveries[0].attempt_log.len(), 1);
+}
+
+async fn purge_goes_in_batches_and_reports_what_remains(backend: &Backend) {
+    for n in 0..5 {
+        inserted(
+            &backend.store,
+            received_at(&format!("e{n}"), b"{}", 1_000 + n),
+        )
+        .await;
+    }
+    let policy = RetentionPolicy {
+        raw_payload: seconds(1),
+        dedup: seconds(1),
+        dead_deliveries: seconds(1),
+    };
+    let now = 100_000;
+    assert_eq!(backend.purge_preview(&policy, now).await, counts(5, 5, 0));
+    // Whole events first; their bodies go with them.
+    let first = backend.purge_batch(&policy, now, 2).await;
+    assert_eq!(
+        (first.purged, first.remaining),
+        (counts(2, 2, 0), counts(1, 3, 0))
+    );
+    let second = backend.purge_batch(&policy, now, 2).await;
+    assert_eq!(
+        (second.purged, second.remaining),
+        (counts(1, 2, 0), counts(0, 1, 0))
+    );
+    let third = backend.purge_batch(&policy, now, 2).await;
+    assert_eq!(
+        (third.purged, third.remaining),
+        (counts(0, 1, 0), counts(0, 0, 0))
+    );
+    assert!(third.is_done());
+    assert_eq!(backend.store.stats().await.unwrap().total, 0);
 }

@@ -258,3 +258,254 @@ async fn a_handler_does_not_run_under_a_lease_that_was_reclaimed() {
     assert_eq!(applied, hookinbox_store::HandlerDelivery::Applied);
     assert_eq!(booked(&path), vec![id]);
 }
+
+fn mode_of(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode()
+        & 0o7777
+}
+
+fn set_mode(path: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// The database, its -wal and -shm, the payload directory and a segment.
+fn storage_paths(db: &std::path::Path) -> [std::path::PathBuf; 5] {
+    let with = |suffix: &str| std::path::PathBuf::from(format!("{}{suffix}", db.display()));
+    [
+        db.to_owned(),
+        with("-wal"),
+        with("-shm"),
+        with("-payloads"),
+        with("-payloads/00000001.seg"),
+    ]
+}
+
+#[tokio::test]
+async fn new_storage_files_are_private_whatever_the_umask() {
+    // The test process runs with the usual umask (022): files created the
+    // ordinary way would be 0644 and directories 0755.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inbox.db");
+    // Kept open while the modes are looked at: the last connection to
+    // close removes the -wal and -shm.
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(SqliteOptions::new(&path)).unwrap());
+    inserted(&store, event("a", "e1", b"{}")).await;
+    let [db, wal, shm, payloads, segment] = storage_paths(&path);
+    assert_eq!(mode_of(&db), 0o600, "database");
+    assert_eq!(mode_of(&wal), 0o600, "-wal");
+    assert_eq!(mode_of(&shm), 0o600, "-shm");
+    assert_eq!(mode_of(&payloads), 0o700, "payload directory");
+    assert_eq!(mode_of(&segment), 0o600, "segment");
+}
+
+#[tokio::test]
+async fn storage_files_left_readable_by_others_are_made_private_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inbox.db");
+    drop(SqliteStore::open(SqliteOptions::new(&path)).unwrap());
+    let [db, wal, shm, payloads, old_segment] = storage_paths(&path);
+    // As a build before private modes (or a copy by hand) left them.
+    std::fs::create_dir_all(&payloads).unwrap();
+    std::fs::write(&old_segment, b"").unwrap();
+    for file in [&db, &wal, &shm, &old_segment] {
+        if !file.exists() {
+            std::fs::write(file, b"").unwrap();
+        }
+        set_mode(file, 0o644);
+    }
+    set_mode(&payloads, 0o755);
+
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(SqliteOptions::new(&path)).unwrap());
+    let id = inserted(&store, event("a", "e1", b"{\"after\":1}")).await;
+    let new_segment = std::path::PathBuf::from(format!("{}/00000002.seg", payloads.display()));
+    assert!(new_segment.exists(), "the body went to a new segment");
+    for file in [&db, &wal, &shm, &old_segment, &new_segment] {
+        assert_eq!(mode_of(file), 0o600, "{}", file.display());
+    }
+    assert_eq!(mode_of(&payloads), 0o700);
+    let loaded = store.load_event(&id).await.unwrap().unwrap();
+    assert_eq!(loaded.payload.as_deref(), Some(&b"{\"after\":1}"[..]));
+}
+
+fn keys(id: &str, byte: u8) -> Option<Arc<hookinbox_store::EncryptionKeys>> {
+    Some(Arc::new(
+        hookinbox_store::EncryptionKeys::new(id, [byte; 32]).unwrap(),
+    ))
+}
+
+#[tokio::test]
+async fn rewrap_appends_resealed_bodies_and_moves_old_rows_out_of_inbox_payload() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inbox.db");
+    let (legacy, logged) = {
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(SqliteOptions::new(&path)).unwrap());
+        (
+            inserted(&store, event("a", "legacy", b"{\"legacy\":1}")).await,
+            inserted(&store, event("a", "logged", b"{\"logged\":1}")).await,
+        )
+    };
+    // The first row as schema 3 stored it: its body in inbox_payload.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "UPDATE inbox SET payload_segment = NULL, payload_offset = NULL, payload_len = NULL
+         WHERE id = ?1",
+        [&legacy],
+    )
+    .unwrap();
+    conn.execute(
+        "INSERT INTO inbox_payload (inbox_id, payload) VALUES (?1, ?2)",
+        rusqlite::params![legacy, &b"{\"legacy\":1}"[..]],
+    )
+    .unwrap();
+    let segment_1 = std::path::PathBuf::from(format!("{}-payloads/00000001.seg", path.display()));
+    let before = std::fs::read(&segment_1).unwrap();
+
+    let mut options = SqliteOptions::new(&path);
+    options.keys = keys("k1", 1);
+    let store = SqliteStore::open(options).unwrap();
+    let progress = store.rewrap_batch(10).await.unwrap();
+    assert_eq!((progress.rewrapped, progress.remaining), (2, 0));
+
+    // Append-only: the old segment is as it was (its bytes are now
+    // garbage), and both sealed bodies went to the new one.
+    assert_eq!(std::fs::read(&segment_1).unwrap(), before);
+    let in_inbox_payload: i64 = conn
+        .query_row("SELECT count(*) FROM inbox_payload", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(in_inbox_payload, 0, "the legacy body moved to the log");
+    let segments: Vec<(i64, String)> = conn
+        .prepare("SELECT payload_segment, payload_key_id FROM inbox ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(segments, vec![(2, "k1".into()), (2, "k1".into())]);
+    for (id, body) in [
+        (&legacy, &b"{\"legacy\":1}"[..]),
+        (&logged, b"{\"logged\":1}"),
+    ] {
+        let loaded = store.load_event(id).await.unwrap().unwrap();
+        assert_eq!(loaded.payload.as_deref(), Some(body));
+    }
+}
+
+fn segment_file(db: &std::path::Path, segment: u32) -> std::path::PathBuf {
+    std::path::PathBuf::from(format!("{}-payloads/{segment:08}.seg", db.display()))
+}
+
+fn accepted_at(id: &str, body: &'static [u8], received_at_ms: i64) -> hookinbox_store::NewEvent {
+    let mut event = event("a", id, body);
+    event.received_at_ms = received_at_ms;
+    event
+}
+
+#[tokio::test]
+async fn a_segment_goes_once_no_row_references_it_but_never_the_one_being_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inbox.db");
+    {
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(SqliteOptions::new(&path)).unwrap());
+        inserted(&store, accepted_at("e1", b"{\"n\":1}", 1_000)).await;
+        inserted(&store, accepted_at("e2", b"{\"n\":2}", 2_000)).await;
+    }
+    // A restart: the writer now appends to segment 2.
+    let store = SqliteStore::open(SqliteOptions::new(&path)).unwrap();
+    let young = match store
+        .accept(accepted_at("e3", b"{\"n\":3}", 90_000))
+        .await
+        .unwrap()
+    {
+        AcceptOutcome::Inserted { id } => id,
+        other => panic!("{other:?}"),
+    };
+    let raw = hookinbox_store::RetentionPolicy {
+        raw_payload: Some(std::time::Duration::from_secs(10)),
+        ..Default::default()
+    };
+    let progress = store.purge_batch(&raw, 100_000, 10).await.unwrap();
+    assert_eq!(progress.purged.raw_payloads, 2);
+    assert_eq!(progress.segments_deleted, 1);
+    assert!(
+        !segment_file(&path, 1).exists(),
+        "nothing references segment 1"
+    );
+    assert!(segment_file(&path, 2).exists());
+
+    // Every row of segment 2 gone too: it is still the writer's, so kept.
+    let dedup = hookinbox_store::RetentionPolicy {
+        dedup: Some(std::time::Duration::from_secs(1)),
+        ..Default::default()
+    };
+    let progress = store.purge_batch(&dedup, 1_000_000, 10).await.unwrap();
+    assert_eq!((progress.purged.events, progress.segments_deleted), (3, 0));
+    assert!(segment_file(&path, 2).exists());
+    assert_eq!(store.load_event(&young).await.unwrap(), None);
+    let next = match store
+        .accept(accepted_at("e4", b"{\"n\":4}", 1_000_000))
+        .await
+        .unwrap()
+    {
+        AcceptOutcome::Inserted { id } => id,
+        other => panic!("{other:?}"),
+    };
+    let loaded = store.load_event(&next).await.unwrap().unwrap();
+    assert_eq!(loaded.payload.as_deref(), Some(&b"{\"n\":4}"[..]));
+}
+
+#[tokio::test]
+async fn a_writer_whose_segment_another_process_purged_moves_to_a_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inbox.db");
+    let serving = SqliteStore::open(SqliteOptions::new(&path)).unwrap();
+    serving
+        .accept(accepted_at("e1", b"{\"n\":1}", 1_000))
+        .await
+        .unwrap();
+    // Another process (say the CLI) purges every body; the serving
+    // writer's segment 1 is referenced by nothing, and is not the CLI's.
+    let cli = SqliteStore::open(SqliteOptions::new(&path)).unwrap();
+    let raw = hookinbox_store::RetentionPolicy {
+        raw_payload: Some(std::time::Duration::from_secs(1)),
+        ..Default::default()
+    };
+    let progress = cli.purge_batch(&raw, 100_000, 10).await.unwrap();
+    assert_eq!(progress.segments_deleted, 1);
+    assert!(!segment_file(&path, 1).exists());
+
+    // The serving writer must not append to the deleted file: its next
+    // batch fails (a 503 the provider retries) and a retry lands in a new
+    // segment, readable.
+    let first = serving
+        .accept(accepted_at("e2", b"{\"n\":2}", 200_000))
+        .await;
+    assert!(
+        matches!(first, Err(StoreError::Unavailable(_))),
+        "{first:?}"
+    );
+    let mut landed = None;
+    for _ in 0..100 {
+        // The payload log rests for 50 ms after a failed write.
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        match serving
+            .accept(accepted_at("e2", b"{\"n\":2}", 200_000))
+            .await
+        {
+            Ok(AcceptOutcome::Inserted { id }) => {
+                landed = Some(id);
+                break;
+            }
+            Err(StoreError::Unavailable(_)) => continue,
+            other => panic!("{other:?}"),
+        }
+    }
+    let id = landed.expect("the retry landed");
+    let loaded = serving.load_event(&id).await.unwrap().unwrap();
+    assert_eq!(loaded.payload.as_deref(), Some(&b"{\"n\":2}"[..]));
+    assert!(segment_file(&path, 2).exists());
+}

@@ -26,31 +26,59 @@
 //! check-and-insert of one body in one endpoint is then serialised, and a
 //! statement that starts after the lock was granted sees the rows the
 //! previous holder committed.
+//!
+//! With encryption keys, each event's body and audit headers are sealed
+//! before its batch (`PreparedEvent::new`) under the active key, whose id
+//! goes in `inbox.payload_key_id`. Fingerprints stay over the plaintext, so
+//! every check above works as without keys.
 
 use std::collections::{HashMap, HashSet};
 
+use bytes::Bytes;
 use deadpool_postgres::Transaction;
 
 use super::advisory_lock::{lock_key, LockPurpose};
 use super::db_error::PgError;
-use crate::{AcceptOutcome, NewEvent};
+use crate::sealed::{self, RecordKind};
+use crate::{AcceptOutcome, EncryptionKeys, NewEvent, StoreError};
 
-/// An event ready for a batch: its would-be id and its audit headers as
-/// JSON are computed before the transaction.
+/// An event ready for a batch: its would-be id, its audit headers as JSON
+/// and its stored body (both sealed when there are keys) are computed
+/// before the transaction.
 pub(crate) struct PreparedEvent {
     pub(crate) id: String,
+    /// The `audit_headers` column: JSON, or sealed JSON in base64.
     pub(crate) audit_headers: String,
+    /// `inbox_payload.payload`: the raw body, or sealed.
+    pub(crate) stored_payload: Bytes,
+    /// The key that sealed the body and the audit headers; `None`: plain.
+    pub(crate) key_id: Option<String>,
     pub(crate) event: NewEvent,
 }
 
 impl PreparedEvent {
-    pub(crate) fn new(event: NewEvent) -> PreparedEvent {
-        PreparedEvent {
-            id: uuid::Uuid::now_v7().to_string(),
-            audit_headers: serde_json::to_string(&event.audit_headers)
-                .unwrap_or_else(|_| "[]".to_owned()),
+    pub(crate) fn new(
+        event: NewEvent,
+        keys: Option<&EncryptionKeys>,
+    ) -> Result<PreparedEvent, StoreError> {
+        let id = uuid::Uuid::now_v7().to_string();
+        let audit_json =
+            serde_json::to_string(&event.audit_headers).unwrap_or_else(|_| "[]".to_owned());
+        let audit_headers = sealed::seal_audit_headers(keys, &id, &audit_json)?;
+        let (stored_payload, key_id) = match keys {
+            None => (event.payload.clone(), None),
+            Some(keys) => {
+                let sealed = sealed::seal(keys, RecordKind::Payload, &id, &event.payload)?;
+                (Bytes::from(sealed.bytes), Some(sealed.key_id))
+            }
+        };
+        Ok(PreparedEvent {
+            id,
+            audit_headers,
+            stored_payload,
+            key_id,
             event,
-        }
+        })
     }
 
     /// It is checked against, or can be found by, its body fingerprint.
@@ -74,18 +102,19 @@ const INSERT_ROUND: &str = "
         SELECT * FROM unnest(
             $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int8[],
             $8::int8[], $9::int8[], $10::text[], $11::bytea[], $12::text[], $13::text[],
-            $14::text[], $15::int8[], $16::bytea[])
+            $14::text[], $15::int8[], $16::bytea[], $23::text[])
         AS c(id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
              provider_created_at, received_at_ms, content_type, payload_sha256, audit_headers,
-             matched_secret_version, unsigned_metadata, same_body_since, payload)
+             matched_secret_version, unsigned_metadata, same_body_since, payload, payload_key_id)
     ), inserted AS (
         INSERT INTO inbox (
             id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
             provider_created_at, received_at_ms, content_type, payload_sha256, audit_headers,
-            matched_secret_version, unsigned_metadata)
+            matched_secret_version, unsigned_metadata, payload_key_id)
         SELECT c.id, c.endpoint_id, c.provider, c.provider_event_id, c.event_type, c.object_id,
                c.object_version, c.provider_created_at, c.received_at_ms, c.content_type,
-               c.payload_sha256, c.audit_headers, c.matched_secret_version, c.unsigned_metadata
+               c.payload_sha256, c.audit_headers, c.matched_secret_version, c.unsigned_metadata,
+               c.payload_key_id
         FROM candidate c
         WHERE c.same_body_since IS NULL OR NOT EXISTS (
             SELECT 1 FROM inbox i
@@ -273,7 +302,8 @@ async fn accept_round(
         .collect();
     let unsigned = column(|p| p.event.unsigned_metadata.to_column());
     let same_body_since: Vec<Option<i64>> = events.iter().map(|p| p.same_body_since()).collect();
-    let payloads: Vec<&[u8]> = events.iter().map(|p| p.event.payload.as_ref()).collect();
+    let payloads: Vec<&[u8]> = events.iter().map(|p| p.stored_payload.as_ref()).collect();
+    let key_ids: Vec<Option<&str>> = events.iter().map(|p| p.key_id.as_deref()).collect();
 
     let deliveries = DeliveryColumns::of(events);
 
@@ -304,6 +334,7 @@ async fn accept_round(
                 &deliveries.due_ms,
                 &deliveries.ordering_keys,
                 &deliveries.object_versions,
+                &key_ids,
             ],
         )
         .await?

@@ -16,14 +16,15 @@ pub(crate) enum PgError {
     /// Something the store's own invariants rule out (see the message).
     #[error("{0}")]
     Invariant(String),
-    #[error("corrupt storage: {0}")]
-    Corrupt(String),
+    /// Already a store error (a sealed record that did not open, say).
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
 
 impl From<PgError> for StoreError {
     fn from(error: PgError) -> StoreError {
         match error {
-            PgError::Corrupt(message) => StoreError::Corrupt(message),
+            PgError::Store(error) => error,
             other => StoreError::unavailable(other),
         }
     }

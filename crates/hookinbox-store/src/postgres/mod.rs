@@ -8,7 +8,8 @@
 //! (`sslmode`), `pool` (options and connections), `schema` (migrations),
 //! `accept` and `accept_batcher` (ingress), `outbox` (leases, settlements,
 //! replay), `reader` (reads), `listen` (wake-ups), `advisory_lock` (lock
-//! keys), `db_error` (errors).
+//! keys), `db_error` (errors), `rewrap` (re-sealing rows under the active
+//! encryption key), `purge` (retention).
 
 mod accept;
 mod accept_batcher;
@@ -18,7 +19,9 @@ mod handler;
 mod listen;
 mod outbox;
 mod pool;
+mod purge;
 mod reader;
+mod rewrap;
 mod schema;
 mod tls;
 mod url;
@@ -37,8 +40,8 @@ pub use url::{PostgresUrl, PostgresUrlError, SslMode};
 
 use crate::{
     AcceptOutcome, DeliveryWakeups, HandlerDelivery, LeaseParams, LeasedDelivery, NewEvent,
-    PostgresHandler, ReplaySelector, SettleRequest, Settlement, Stats, Store, StoreError,
-    StoreReads, StoredEvent,
+    PostgresHandler, PurgeCounts, PurgeProgress, ReplaySelector, RetentionPolicy, RewrapProgress,
+    SettleRequest, Settlement, Stats, Store, StoreError, StoreReads, StoredEvent,
 };
 use accept::PreparedEvent;
 use accept_batcher::{AcceptRequest, Batcher};
@@ -103,7 +106,7 @@ impl PostgresStore {
         tokio::spawn(batcher.run(requests));
         let (wakeups, _) = broadcast::channel(16);
         Ok(PostgresStore {
-            reader: PostgresReader::with_pool(pool.clone()),
+            reader: PostgresReader::with_pool(pool.clone(), options.keys.clone()),
             pool,
             accept_queue,
             schema,
@@ -156,7 +159,7 @@ impl PostgresStore {
         event: NewEvent,
         handler: &dyn PostgresHandler,
     ) -> Result<AcceptOutcome, StoreError> {
-        let prepared = PreparedEvent::new(event);
+        let prepared = PreparedEvent::new(event, self.options.keys.as_deref())?;
         let mut client = self.client().await?;
         let accepted = async {
             let tx = client.transaction().await?;
@@ -200,12 +203,65 @@ impl PostgresStore {
     }
 }
 
+impl PostgresStore {
+    /// Re-seals up to `limit` rows that are not under the active key
+    /// (plain rows included) under it, in one short transaction, and says
+    /// how many are left: loop until [`RewrapProgress::is_done`]. Rows
+    /// another transaction holds locked are skipped this time (see
+    /// `rewrap`). Without keys: `NoEncryptionKeys`.
+    pub async fn rewrap_batch(&self, limit: usize) -> Result<RewrapProgress, StoreError> {
+        let keys = self
+            .options
+            .keys
+            .clone()
+            .ok_or(StoreError::NoEncryptionKeys)?;
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(PgError::from)?;
+        let progress = rewrap::rewrap(&tx, &keys, limit).await?;
+        tx.commit().await.map_err(PgError::from)?;
+        Ok(progress)
+    }
+}
+
+impl PostgresStore {
+    /// Purges under `policy` at `now_ms`, up to `limit` items per rule, in
+    /// one short transaction (see `purge`). Loop until
+    /// [`PurgeProgress::is_done`].
+    pub async fn purge_batch(
+        &self,
+        policy: &RetentionPolicy,
+        now_ms: i64,
+        limit: usize,
+    ) -> Result<PurgeProgress, StoreError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(PgError::from)?;
+        let purged = purge::purge(&tx, policy, now_ms, limit).await?;
+        tx.commit().await.map_err(PgError::from)?;
+        let remaining = purge::preview(&client, policy, now_ms).await?;
+        Ok(PurgeProgress {
+            purged,
+            remaining,
+            segments_deleted: 0,
+        })
+    }
+
+    /// What [`PostgresStore::purge_batch`] would purge now, rule by rule.
+    pub async fn purge_preview(
+        &self,
+        policy: &RetentionPolicy,
+        now_ms: i64,
+    ) -> Result<PurgeCounts, StoreError> {
+        let client = self.client().await?;
+        Ok(purge::preview(&client, policy, now_ms).await?)
+    }
+}
+
 #[async_trait]
 impl Store for PostgresStore {
     async fn accept(&self, event: NewEvent) -> Result<AcceptOutcome, StoreError> {
         let (reply, answer) = oneshot::channel();
         let request = AcceptRequest {
-            event: PreparedEvent::new(event),
+            event: PreparedEvent::new(event, self.options.keys.as_deref())?,
             reply,
         };
         match self.accept_queue.try_send(request) {

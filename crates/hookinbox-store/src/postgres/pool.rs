@@ -10,13 +10,14 @@
 //! turns into a prompt error (503) instead of a hang.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 
 use super::tls;
 use super::url::PostgresUrl;
-use crate::StoreError;
+use crate::{EncryptionKeys, StoreError};
 
 /// How to reach the database, and the tuning of the PostgreSQL store.
 #[derive(Clone)]
@@ -49,6 +50,11 @@ pub struct PostgresOptions {
     pub accept_concurrency: usize,
     /// Shown in `pg_stat_activity`.
     pub application_name: String,
+    /// Seal raw bodies and audit headers at rest under the active key, and
+    /// open sealed ones with the key their row names (the store and a
+    /// reader made from these options). `None`: new records are stored
+    /// plain, as before encryption existed.
+    pub keys: Option<Arc<EncryptionKeys>>,
 }
 
 impl PostgresOptions {
@@ -69,6 +75,7 @@ impl PostgresOptions {
             max_batch_bytes: 16 << 20,
             accept_concurrency: 4,
             application_name: "hookinbox".to_owned(),
+            keys: None,
         }
     }
 
@@ -157,6 +164,7 @@ impl fmt::Debug for PostgresOptions {
             .field("max_batch_bytes", &self.max_batch_bytes)
             .field("accept_concurrency", &self.accept_concurrency)
             .field("application_name", &self.application_name)
+            .field("keys", &self.keys)
             .finish()
     }
 }

@@ -1,6 +1,13 @@
 //! Reads of a PostgreSQL inbox: the event a worker delivers, and what
 //! operators list, show and count. A reader opens no batcher and runs no
 //! migration, so the CLI can use one against a database others write.
+//!
+//! With encryption keys (`PostgresOptions::keys`), sealed bodies and audit
+//! headers are opened with the key their row names (`payload_key_id`);
+//! rows without one are plain and read as they are, keys or not (a
+//! database from before encryption).
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -9,15 +16,17 @@ use tokio_postgres::Row;
 
 use super::db_error::PgError;
 use super::pool::PostgresOptions;
+use crate::sealed::{self, RecordKind};
 use crate::{
-    AttemptView, DeliveryView, EventDetail, EventFilter, EventPage, EventSummary, Fingerprint,
-    Stats, StoreError, StoreReads, StoredEvent, UnsignedMetadata,
+    AttemptView, DeliveryView, EncryptionKeys, EventDetail, EventFilter, EventPage, EventSummary,
+    Fingerprint, Stats, StoreError, StoreReads, StoredEvent, UnsignedMetadata,
 };
 
 /// Reads over a pool of connections.
 #[derive(Clone)]
 pub struct PostgresReader {
     pool: Pool,
+    keys: Option<Arc<EncryptionKeys>>,
 }
 
 impl PostgresReader {
@@ -26,13 +35,14 @@ impl PostgresReader {
     pub async fn connect(options: &PostgresOptions) -> Result<PostgresReader, StoreError> {
         let reader = PostgresReader {
             pool: options.pool()?,
+            keys: options.keys.clone(),
         };
         reader.ping_db().await.map_err(StoreError::open)?;
         Ok(reader)
     }
 
-    pub(crate) fn with_pool(pool: Pool) -> PostgresReader {
-        PostgresReader { pool }
+    pub(crate) fn with_pool(pool: Pool, keys: Option<Arc<EncryptionKeys>>) -> PostgresReader {
+        PostgresReader { pool, keys }
     }
 
     async fn ping_db(&self) -> Result<(), PgError> {
@@ -49,7 +59,7 @@ impl PostgresReader {
             .prepare_cached(
                 "SELECT i.id, i.endpoint_id, i.provider, i.provider_event_id, i.event_type, i.object_id,
                         i.object_version, i.received_at_ms, i.content_type, i.unsigned_metadata,
-                        i.payload_sha256, p.payload
+                        i.payload_sha256, p.payload, i.payload_key_id
                  FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
                  WHERE i.id = $1",
             )
@@ -62,7 +72,7 @@ impl PostgresReader {
         else {
             return Ok(None);
         };
-        Ok(Some(stored_event_from_row(&row)?))
+        Ok(Some(stored_event_from_row(self.keys.as_deref(), &row)?))
     }
 
     async fn page(&self, filter: &EventFilter) -> Result<EventPage, PgError> {
@@ -114,7 +124,7 @@ impl PostgresReader {
                         i.received_at_ms, i.object_id, i.object_version, i.provider_created_at,
                         i.content_type, i.matched_secret_version, i.payload_sha256,
                         octet_length(p.payload),
-                        CASE WHEN $2 THEN p.payload END
+                        CASE WHEN $2 THEN p.payload END, i.payload_key_id
                  FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
                  WHERE i.id = $1",
             )
@@ -126,9 +136,23 @@ impl PostgresReader {
             return Ok(None);
         };
         let sha256: Vec<u8> = row.try_get(12)?;
-        let payload_bytes: Option<i32> = row.try_get(13)?;
+        let stored_bytes: Option<i32> = row.try_get(13)?;
+        let key_id: Option<String> = row.try_get(15)?;
+        let payload_bytes = stored_bytes.and_then(|n| usize::try_from(n).ok()).map(|n| {
+            if key_id.is_some() {
+                sealed::plaintext_len(n)
+            } else {
+                n
+            }
+        });
         let payload = if with_payload {
-            checked_payload(inbox_id, sha256.clone(), row.try_get(14)?)?
+            checked_payload(
+                self.keys.as_deref(),
+                inbox_id,
+                &sha256,
+                key_id.as_deref(),
+                row.try_get(14)?,
+            )?
         } else {
             None
         };
@@ -140,7 +164,7 @@ impl PostgresReader {
             content_type: row.try_get(10)?,
             matched_secret_version: row.try_get(11)?,
             payload_sha256: sha256.iter().map(|b| format!("{b:02x}")).collect(),
-            payload_bytes: payload_bytes.and_then(|n| usize::try_from(n).ok()),
+            payload_bytes,
             deliveries: Vec::new(),
         };
         let deliveries = client
@@ -189,6 +213,30 @@ impl PostgresReader {
         Ok(Some((detail, payload)))
     }
 
+    /// The request headers kept for audit with an event, opened with their
+    /// key when they are sealed; `None` when no such event exists.
+    pub async fn audit_headers(
+        &self,
+        inbox_id: &str,
+    ) -> Result<Option<Vec<(String, String)>>, StoreError> {
+        let client = self.pool.get().await.map_err(PgError::from)?;
+        let statement = client
+            .prepare_cached("SELECT audit_headers, payload_key_id FROM inbox WHERE id = $1")
+            .await
+            .map_err(PgError::from)?;
+        let Some(row) = client
+            .query_opt(&statement, &[&inbox_id])
+            .await
+            .map_err(PgError::from)?
+        else {
+            return Ok(None);
+        };
+        let column: String = row.try_get(0).map_err(PgError::from)?;
+        let key_id: Option<String> = row.try_get(1).map_err(PgError::from)?;
+        sealed::open_audit_headers(self.keys.as_deref(), key_id.as_deref(), inbox_id, &column)
+            .map(Some)
+    }
+
     async fn row_counts(&self) -> Result<Stats, PgError> {
         let client = self.pool.get().await?;
         let statement = client
@@ -223,6 +271,13 @@ impl StoreReads for PostgresReader {
         Ok(self.detail(inbox_id, with_payload).await?)
     }
 
+    async fn audit_headers(
+        &self,
+        inbox_id: &str,
+    ) -> Result<Option<Vec<(String, String)>>, StoreError> {
+        PostgresReader::audit_headers(self, inbox_id).await
+    }
+
     async fn stats(&self) -> Result<Stats, StoreError> {
         Ok(self.row_counts().await?)
     }
@@ -233,9 +288,11 @@ impl StoreReads for PostgresReader {
 }
 
 /// A row of `load_event`'s query as the event a worker delivers.
-fn stored_event_from_row(row: &Row) -> Result<StoredEvent, PgError> {
+fn stored_event_from_row(keys: Option<&EncryptionKeys>, row: &Row) -> Result<StoredEvent, PgError> {
     let id: String = row.try_get(0)?;
-    let payload = checked_payload(&id, row.try_get(10)?, row.try_get(11)?)?;
+    let sha256: Vec<u8> = row.try_get(10)?;
+    let key_id: Option<String> = row.try_get(12)?;
+    let payload = checked_payload(keys, &id, &sha256, key_id.as_deref(), row.try_get(11)?)?;
     Ok(StoredEvent {
         endpoint_id: row.try_get(1)?,
         provider: row.try_get(2)?,
@@ -253,18 +310,25 @@ fn stored_event_from_row(row: &Row) -> Result<StoredEvent, PgError> {
     })
 }
 
-/// The stored body, checked against the fingerprint recorded with it;
-/// `None` once raw retention removed it.
-fn checked_payload(
+/// The stored body, opened with the key that sealed it (`key_id`; `None`:
+/// plain), and checked against the fingerprint recorded with it; `None`
+/// once raw retention removed it.
+pub(crate) fn checked_payload(
+    keys: Option<&EncryptionKeys>,
     inbox_id: &str,
-    sha256: Vec<u8>,
+    sha256: &[u8],
+    key_id: Option<&str>,
     payload: Option<Vec<u8>>,
-) -> Result<Option<Bytes>, PgError> {
+) -> Result<Option<Bytes>, StoreError> {
     let Some(payload) = payload else {
         return Ok(None);
     };
-    if Fingerprint::of(&payload).as_bytes() != sha256.as_slice() {
-        return Err(PgError::Corrupt(format!(
+    let payload = match key_id {
+        None => payload,
+        Some(key_id) => sealed::open(keys, key_id, RecordKind::Payload, inbox_id, &payload)?,
+    };
+    if Fingerprint::of(&payload).as_bytes() != sha256 {
+        return Err(StoreError::Corrupt(format!(
             "the stored payload of {inbox_id} does not match its fingerprint"
         )));
     }

@@ -105,6 +105,13 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (endpoint_id, target, object_id)
     );
     "#,
+    // 2: encryption at rest. The key that sealed a row's body
+    // (`inbox_payload.payload`) and its audit headers (then base64 of the
+    // sealed JSON); NULL: both plain. The SQLite schema had this column
+    // from its first version.
+    r#"
+    ALTER TABLE inbox ADD COLUMN payload_key_id text;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -6,19 +6,26 @@
 //! An event whose id is unsigned has a second identity, its body
 //! fingerprint within the redelivery window; see [`accept`] for the order
 //! of the checks.
+//!
+//! With encryption keys, the body and the audit headers are sealed before
+//! the event reaches the writer ([`PreparedEvent::new`]), under the active
+//! key, whose id goes in `payload_key_id`. The fingerprint stays over the
+//! plaintext, so duplicates and conflicts are found as without keys.
 
+use bytes::Bytes;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::payload_log::PayloadLog;
-use crate::{AcceptOutcome, NewEvent};
+use crate::sealed::{self, RecordKind};
+use crate::{AcceptOutcome, EncryptionKeys, NewEvent, StoreError};
 
 const INSERT_INBOX: &str = "
     INSERT INTO inbox (
         id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
         provider_created_at, received_at_ms, content_type, payload_sha256,
         audit_headers, matched_secret_version, payload_segment, payload_offset, payload_len,
-        unsigned_metadata
-    ) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+        unsigned_metadata, payload_key_id
+    ) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
     ON CONFLICT (endpoint_id, provider_event_id) DO NOTHING";
 
 const LOOKUP_INBOX: &str =
@@ -39,22 +46,48 @@ const INSERT_DELIVERY: &str = "
     ) VALUES (?1, ?2, ?3, 0, 'PENDING', 0, ?4, ?5, ?6, ?4)";
 
 /// An event ready for the writer: what can be computed before the
-/// transaction (its would-be id, the audit headers as JSON) is, so the one
-/// writer thread spends its time on the insert only.
+/// transaction (its would-be id, the audit headers as JSON, both sealed
+/// when there are keys) is, so the one writer thread spends its time on
+/// the insert only.
 pub(crate) struct PreparedEvent {
     id: String,
+    /// The `audit_headers` column: JSON, or sealed JSON in base64.
     audit_headers: String,
+    /// The body as the payload log stores it: raw, or sealed.
+    stored_body: Bytes,
+    /// The key that sealed the body and the audit headers; `None`: plain.
+    key_id: Option<String>,
     pub(crate) event: NewEvent,
 }
 
 impl PreparedEvent {
-    pub(crate) fn new(event: NewEvent) -> PreparedEvent {
-        PreparedEvent {
-            id: uuid::Uuid::now_v7().to_string(),
-            audit_headers: serde_json::to_string(&event.audit_headers)
-                .unwrap_or_else(|_| "[]".to_owned()),
+    pub(crate) fn new(
+        event: NewEvent,
+        keys: Option<&EncryptionKeys>,
+    ) -> Result<PreparedEvent, StoreError> {
+        let id = uuid::Uuid::now_v7().to_string();
+        let audit_json =
+            serde_json::to_string(&event.audit_headers).unwrap_or_else(|_| "[]".to_owned());
+        let audit_headers = sealed::seal_audit_headers(keys, &id, &audit_json)?;
+        let (stored_body, key_id) = match keys {
+            None => (event.payload.clone(), None),
+            Some(keys) => {
+                let sealed = sealed::seal(keys, RecordKind::Payload, &id, &event.payload)?;
+                (Bytes::from(sealed.bytes), Some(sealed.key_id))
+            }
+        };
+        Ok(PreparedEvent {
+            id,
+            audit_headers,
+            stored_body,
+            key_id,
             event,
-        }
+        })
+    }
+
+    /// Bytes this event writes to the payload log.
+    pub(crate) fn stored_len(&self) -> usize {
+        self.stored_body.len()
     }
 }
 
@@ -72,6 +105,8 @@ pub(crate) fn accept(
     let PreparedEvent {
         id,
         audit_headers,
+        stored_body,
+        key_id,
         event,
     } = prepared;
     if let Some(window_ms) = event.fingerprint_window_ms {
@@ -95,7 +130,7 @@ pub(crate) fn accept(
         }
     }
     let before_body = payloads.mark();
-    let body = payloads.reserve(&event.payload);
+    let body = payloads.reserve(stored_body);
     let inserted = conn.prepare_cached(INSERT_INBOX)?.execute(params![
         id,
         event.endpoint_id,
@@ -114,6 +149,7 @@ pub(crate) fn accept(
         body.offset,
         body.len,
         event.unsigned_metadata.to_column(),
+        key_id,
     ])? == 1;
     if !inserted {
         payloads.rollback_to(before_body);

@@ -117,6 +117,10 @@ where
 pub(crate) enum OpError {
     Sql(rusqlite::Error),
     Handler(crate::HandlerError),
+    /// A stored record did not open or match its fingerprint.
+    Corrupt(String),
+    /// Anything else that makes the store unavailable (the text says what).
+    Unavailable(String),
 }
 
 impl From<rusqlite::Error> for OpError {
@@ -125,11 +129,22 @@ impl From<rusqlite::Error> for OpError {
     }
 }
 
+impl From<StoreError> for OpError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::Corrupt(message) => OpError::Corrupt(message),
+            other => OpError::Unavailable(other.to_string()),
+        }
+    }
+}
+
 impl From<&OpError> for StoreError {
     fn from(error: &OpError) -> Self {
         match error {
             OpError::Sql(error) => StoreError::unavailable(error.to_string()),
             OpError::Handler(error) => StoreError::Handler(error.to_string()),
+            OpError::Corrupt(message) => StoreError::Corrupt(message.clone()),
+            OpError::Unavailable(message) => StoreError::unavailable(message.clone()),
         }
     }
 }

@@ -1,6 +1,9 @@
 //! The embedded SQLite store: WAL with `synchronous=FULL`, one writer thread
 //! doing group commit, readers on their own connections, and raw bodies in
 //! an append-only payload log beside the database file (`payload_log`).
+//! All of its files are private to the user it runs as (`private_files`).
+//! With encryption keys (`SqliteOptions::keys`), bodies and audit headers
+//! are sealed at rest (`accept`, `reader`, `rewrap`).
 
 mod accept;
 mod checkpointer;
@@ -8,7 +11,10 @@ mod commit_stall;
 mod group_commit;
 mod outbox;
 mod payload_log;
+mod private_files;
+mod purge;
 mod reader;
+mod rewrap;
 mod schema;
 mod write_backoff;
 
@@ -26,8 +32,9 @@ pub use schema::CURRENT_VERSION as SCHEMA_VERSION;
 
 pub use crate::handler::HandlerDelivery;
 use crate::{
-    AcceptOutcome, HandledEvent, LeaseParams, LeasedDelivery, NewEvent, ReplaySelector,
-    SettleRequest, Settlement, SqliteHandler, Stats, Store, StoreError, StoreReads, StoredEvent,
+    AcceptOutcome, EncryptionKeys, HandledEvent, LeaseParams, LeasedDelivery, NewEvent,
+    PurgeCounts, PurgeProgress, ReplaySelector, RetentionPolicy, RewrapProgress, SettleRequest,
+    Settlement, SqliteHandler, Stats, Store, StoreError, StoreReads, StoredEvent,
 };
 use group_commit::{BatchLimits, OpError, TxOp, WriteOp};
 use payload_log::PayloadLog;
@@ -47,6 +54,10 @@ pub struct SqliteOptions {
     pub max_batch_bytes: usize,
     /// How often the background checkpointer runs.
     pub checkpoint_interval: Duration,
+    /// Seal raw bodies and audit headers at rest under the active key, and
+    /// open sealed ones with the key their row names. `None`: new records
+    /// are stored plain, as before encryption existed.
+    pub keys: Option<Arc<EncryptionKeys>>,
 }
 
 impl SqliteOptions {
@@ -65,6 +76,7 @@ impl SqliteOptions {
             max_batch_events: Self::DEFAULT_MAX_BATCH_EVENTS,
             max_batch_bytes: 16 << 20,
             checkpoint_interval: Duration::from_millis(250),
+            keys: None,
         }
     }
 }
@@ -76,6 +88,7 @@ pub struct SqliteStore {
     stop_checkpointer: Option<mpsc::Sender<()>>,
     checkpointer: Option<JoinHandle<()>>,
     reader: Arc<SqliteReader>,
+    keys: Option<Arc<EncryptionKeys>>,
 }
 
 /// Opens a connection with the pragmas every hookinbox connection uses.
@@ -93,6 +106,18 @@ pub(crate) fn open_connection(
     Ok(conn)
 }
 
+/// Creates the database file as 0600 when it is new, and fixes the modes
+/// of the database, its `-wal` and `-shm`, and the payload log where they
+/// are looser than private (with a warning each; see `private_files`).
+fn make_files_private(db_path: &Path) -> std::io::Result<()> {
+    private_files::create_database_file(db_path)?;
+    private_files::make_private(db_path, private_files::PRIVATE_FILE_MODE)?;
+    for sidecar in private_files::sidecar_files(db_path) {
+        private_files::make_private(&sidecar, private_files::PRIVATE_FILE_MODE)?;
+    }
+    payload_log::make_private(&payload_log::directory_for(db_path))
+}
+
 impl SqliteStore {
     /// Opens (creating if missing) and migrates the database, then starts the
     /// writer and checkpointer threads.
@@ -103,6 +128,7 @@ impl SqliteStore {
         if let Some(parent) = options.path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| open_error(&e))?;
         }
+        make_files_private(&options.path).map_err(|e| open_error(&e))?;
         let mut conn =
             open_connection(&options.path, options.busy_timeout).map_err(|e| open_error(&e))?;
         let mode: String = conn
@@ -125,10 +151,19 @@ impl SqliteStore {
         conn.pragma_update(None, "temp_store", "MEMORY")
             .map_err(|e| open_error(&e))?;
         schema::migrate(&mut conn).map_err(|e| open_error(&e))?;
+        // The -wal and -shm exist now; SQLite gave new ones the database's
+        // mode, and old ones were fixed above. Checked again all the same.
+        for sidecar in private_files::sidecar_files(&options.path) {
+            private_files::make_private(&sidecar, private_files::PRIVATE_FILE_MODE)
+                .map_err(|e| open_error(&e))?;
+        }
 
         let payloads = payload_log::PayloadLog::open(&payload_log::directory_for(&options.path))
             .map_err(|e| open_error(&e))?;
-        let reader = Arc::new(SqliteReader::open(&options.path)?);
+        let reader = Arc::new(SqliteReader::open_with_keys(
+            &options.path,
+            options.keys.clone(),
+        )?);
         let (queue, requests) = mpsc::sync_channel(options.queue_capacity);
         let limits = BatchLimits {
             max_ops: options.max_batch_events.max(1),
@@ -153,6 +188,7 @@ impl SqliteStore {
             stop_checkpointer: Some(stop_checkpointer),
             checkpointer: Some(checkpointer),
             reader,
+            keys: options.keys,
         })
     }
 
@@ -204,9 +240,8 @@ impl SqliteStore {
         event: NewEvent,
         handler: Arc<dyn SqliteHandler>,
     ) -> Result<AcceptOutcome, StoreError> {
-        let weight = event.payload.len();
-        let prepared = accept::PreparedEvent::new(event);
-        self.write(weight, move |conn, payloads| {
+        let prepared = accept::PreparedEvent::new(event, self.keys.as_deref())?;
+        self.write(prepared.stored_len(), move |conn, payloads| {
             let outcome = accept::accept(conn, payloads, &prepared)?;
             if let AcceptOutcome::Inserted { id } = &outcome {
                 let event = &prepared.event;
@@ -264,12 +299,87 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// Re-seals up to `limit` rows that are not under the active key
+    /// (plain rows included) under it, in one write of the group commit,
+    /// and says how many are left: loop until [`RewrapProgress::is_done`].
+    /// Each re-sealed body is appended to the payload log and its row
+    /// points at the new copy; the old bytes become garbage for retention
+    /// to collect (see `rewrap`). Without keys: `NoEncryptionKeys`.
+    pub async fn rewrap_batch(&self, limit: usize) -> Result<RewrapProgress, StoreError> {
+        let keys = self.keys.clone().ok_or(StoreError::NoEncryptionKeys)?;
+        let active = keys.active_id().to_owned();
+        let remaining = self
+            .read(move |reader| reader.count_not_under_key(&active))
+            .await?;
+        if remaining == 0 || limit == 0 {
+            // No write at all: nothing to do must not start a segment.
+            return Ok(RewrapProgress {
+                rewrapped: 0,
+                remaining,
+            });
+        }
+        let reader = Arc::clone(&self.reader);
+        // A weight above 0: the op may write bodies (a segment is made
+        // ready for it, and it waits while the payload log rests).
+        self.write(1, move |conn, payloads| {
+            rewrap::rewrap(conn, payloads, &reader, &keys, limit)
+        })
+        .await
+    }
+}
+
+impl SqliteStore {
+    /// Purges under `policy` at `now_ms`, up to `limit` items per rule, in
+    /// one write of the group commit, then deletes the payload segments no
+    /// row references any more (see `purge`). Loop until
+    /// [`PurgeProgress::is_done`].
+    pub async fn purge_batch(
+        &self,
+        policy: &RetentionPolicy,
+        now_ms: i64,
+        limit: usize,
+    ) -> Result<PurgeProgress, StoreError> {
+        let rules = *policy;
+        let purged = self
+            .write(0, move |conn, _| {
+                Ok(purge::purge(conn, &rules, now_ms, limit)?)
+            })
+            .await?;
+        let segments_deleted = if rules.raw_payload.is_some() || rules.dedup.is_some() {
+            let reader = Arc::clone(&self.reader);
+            self.write(0, move |_, payloads| {
+                purge::delete_unreferenced_segments(payloads, &reader)
+            })
+            .await?
+        } else {
+            0
+        };
+        let remaining = self.purge_preview(policy, now_ms).await?;
+        Ok(PurgeProgress {
+            purged,
+            remaining,
+            segments_deleted,
+        })
+    }
+
+    /// What [`SqliteStore::purge_batch`] would purge now, rule by rule.
+    pub async fn purge_preview(
+        &self,
+        policy: &RetentionPolicy,
+        now_ms: i64,
+    ) -> Result<PurgeCounts, StoreError> {
+        let policy = *policy;
+        self.read(move |reader| reader.purge_preview(&policy, now_ms))
+            .await
+    }
+}
+
 #[async_trait]
 impl Store for SqliteStore {
     async fn accept(&self, event: NewEvent) -> Result<AcceptOutcome, StoreError> {
-        let weight = event.payload.len();
-        let prepared = accept::PreparedEvent::new(event);
-        self.write(weight, move |conn, payloads| {
+        let prepared = accept::PreparedEvent::new(event, self.keys.as_deref())?;
+        self.write(prepared.stored_len(), move |conn, payloads| {
             Ok(accept::accept(conn, payloads, &prepared)?)
         })
         .await

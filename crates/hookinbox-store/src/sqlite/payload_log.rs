@@ -27,17 +27,28 @@
 //! earlier batches is left, once (see [`PayloadLog::prepare_batch`]). After
 //! a failure the log also rests for a growing pause (`write_backoff`), in
 //! which batches with bodies are refused without touching the disk.
+//!
+//! The directory is created 0700 and every segment 0600, whatever the
+//! umask; looser ones found at open are fixed (`private_files`).
+//!
+//! Retention deletes whole segments once no row references them (`purge`),
+//! never the one this writer appends to. A writer whose segment was
+//! deleted all the same (by another process's purge, while this writer's
+//! rows in it were all purged) notices before its next write: the file has
+//! no name any more, so the batch fails (503, retried) and the writer moves
+//! on to a new segment instead of writing bytes nobody could read.
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{IoSlice, Seek, SeekFrom, Write};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use bytes::Bytes;
 
+use super::private_files;
 use super::write_backoff::WriteBackoff;
 
 /// A new segment is started at the first batch boundary past this size.
@@ -106,7 +117,7 @@ impl PayloadLog {
 
     fn open_with_segment_bytes(dir: &Path, segment_bytes: u64) -> std::io::Result<PayloadLog> {
         if !dir.exists() {
-            std::fs::create_dir_all(dir)?;
+            private_files::create_directory(dir)?;
             if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
                 sync_directory(parent)?;
             }
@@ -125,6 +136,11 @@ impl PayloadLog {
             #[cfg(test)]
             disk_full: false,
         })
+    }
+
+    /// The segment new reservations go to (its file may not exist yet).
+    pub(crate) fn current_segment(&self) -> i64 {
+        self.segment
     }
 
     /// Whether a batch with bodies may be written at `now`: `false` for a
@@ -193,6 +209,11 @@ impl PayloadLog {
                 "payload segment not created for this batch",
             ));
         };
+        if file.metadata()?.nlink() == 0 {
+            return Err(std::io::Error::other(
+                "payload segment was deleted while open (retention)",
+            ));
+        }
         file.seek(SeekFrom::Start(self.durable_len))?;
         let mut slices: Vec<IoSlice<'_>> = self.pending.iter().map(|b| IoSlice::new(b)).collect();
         let mut remaining = &mut slices[..];
@@ -249,10 +270,12 @@ impl PayloadLog {
     /// instead is what made a full disk fill its directory with one empty
     /// segment per failed commit.
     fn recover_from_failed_write(&mut self) {
+        let mut deleted = false;
         if let Some(file) = &self.file {
             let _ = file.set_len(self.durable_len);
+            deleted = file.metadata().map(|m| m.nlink() == 0).unwrap_or(false);
         }
-        if self.durable_len > 0 {
+        if self.durable_len > 0 || deleted {
             self.leave_segment();
         }
     }
@@ -290,11 +313,7 @@ impl PayloadLog {
 fn create_segment(dir: &Path, from: i64) -> std::io::Result<(i64, File)> {
     let mut segment = from;
     loop {
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(segment_path(dir, segment))
-        {
+        match private_files::create_new_file(&segment_path(dir, segment)) {
             Ok(file) => return Ok((segment, file)),
             Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => segment += 1,
             Err(error) => return Err(error),
@@ -327,6 +346,27 @@ fn segments(dir: &Path) -> std::io::Result<Vec<(i64, std::fs::DirEntry)>> {
         }
     }
     Ok(found)
+}
+
+/// Fixes the modes of the log's directory (0700) and of every segment in
+/// it (0600) where they are looser, each with a warning (see
+/// `private_files`).
+pub(crate) fn make_private(dir: &Path) -> std::io::Result<()> {
+    private_files::make_private(dir, private_files::PRIVATE_DIR_MODE)?;
+    for (_, entry) in segments(dir)? {
+        private_files::make_private(&entry.path(), private_files::PRIVATE_FILE_MODE)?;
+    }
+    Ok(())
+}
+
+/// The numbers of the segments in `dir`.
+pub(crate) fn segment_numbers(dir: &Path) -> std::io::Result<Vec<i64>> {
+    Ok(segments(dir)?.into_iter().map(|(n, _)| n).collect())
+}
+
+/// Deletes segment `segment` of the log in `dir` (retention).
+pub(crate) fn delete_segment(dir: &Path, segment: i64) -> std::io::Result<()> {
+    std::fs::remove_file(segment_path(dir, segment))
 }
 
 fn highest_segment(dir: &Path) -> std::io::Result<i64> {
@@ -378,6 +418,15 @@ impl PayloadFiles {
         let mut bytes = vec![0; len];
         file.read_exact_at(&mut bytes, offset)?;
         Ok(Bytes::from(bytes))
+    }
+
+    /// Closes the cached files of deleted segments, so their space is freed.
+    pub(crate) fn forget(&self, segments: &[i64]) {
+        if let Ok(mut open) = self.open.lock() {
+            for segment in segments {
+                open.remove(segment);
+            }
+        }
     }
 
     fn file(&self, segment: i64) -> std::io::Result<Arc<File>> {

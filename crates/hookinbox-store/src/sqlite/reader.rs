@@ -1,6 +1,11 @@
 //! Read-side access to a SQLite inbox: its own connection, never the
 //! writer's, so operator queries do not delay commits (WAL lets readers and
 //! the writer proceed together).
+//!
+//! With encryption keys ([`SqliteReader::open_with_keys`]), sealed bodies
+//! and audit headers are opened with the key their row names
+//! (`payload_key_id`); rows without one are plain and read as they are,
+//! keys or not (a database from before encryption).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -11,9 +16,10 @@ use bytes::Bytes;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 use super::payload_log::{self, PayloadFiles, PayloadRef};
+use crate::sealed::{self, RecordKind};
 use crate::{
-    AttemptView, DeliveryView, DiskUsage, EventDetail, EventFilter, EventPage, EventSummary, Stats,
-    StoreError, StoreReads, StoredEvent, UnsignedMetadata,
+    AttemptView, DeliveryView, DiskUsage, EncryptionKeys, EventDetail, EventFilter, EventPage,
+    EventSummary, Stats, StoreError, StoreReads, StoredEvent, UnsignedMetadata,
 };
 
 /// A reader over an existing database file. Cloning it shares its
@@ -28,12 +34,23 @@ struct ReaderInner {
     path: PathBuf,
     conn: Mutex<Connection>,
     payloads: PayloadFiles,
+    keys: Option<Arc<EncryptionKeys>>,
 }
 
 impl SqliteReader {
-    /// Opens an existing database for reading. A missing file is an error,
-    /// not a new empty database.
+    /// Opens an existing database for reading, without encryption keys: a
+    /// sealed body or audit headers read as `Corrupt`. A missing file is an
+    /// error, not a new empty database.
     pub fn open(path: &Path) -> Result<SqliteReader, StoreError> {
+        SqliteReader::open_with_keys(path, None)
+    }
+
+    /// Opens an existing database for reading; sealed records are opened
+    /// with `keys`. A missing file is an error, not a new empty database.
+    pub fn open_with_keys(
+        path: &Path,
+        keys: Option<Arc<EncryptionKeys>>,
+    ) -> Result<SqliteReader, StoreError> {
         if !path.exists() {
             return Err(StoreError::open(format!(
                 "no database at {}",
@@ -52,6 +69,7 @@ impl SqliteReader {
                 path: path.to_owned(),
                 conn: Mutex::new(conn),
                 payloads: PayloadFiles::new(payload_log::directory_for(path)),
+                keys,
             }),
         })
     }
@@ -127,7 +145,8 @@ impl SqliteReader {
                 "SELECT i.id, i.endpoint_id, i.provider, i.provider_event_id, i.event_type, i.object_id,
                         i.object_version, i.received_at_ms, i.content_type,
                         i.unsigned_metadata,
-                        i.payload_sha256, i.payload_segment, i.payload_offset, i.payload_len, p.payload
+                        i.payload_sha256, i.payload_segment, i.payload_offset, i.payload_len, p.payload,
+                        i.payload_key_id
                  FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
                  WHERE i.id = ?1",
             )?
@@ -159,14 +178,29 @@ impl SqliteReader {
     }
 
     /// The raw body, from the payload log (or, for rows written before
-    /// schema 4, from `inbox_payload`), checked against its fingerprint.
-    fn payload(&self, inbox_id: &str, stored: StoredPayload) -> Result<Option<Bytes>, StoreError> {
+    /// schema 4, from `inbox_payload`), opened with its key when it is
+    /// sealed, and checked against its fingerprint.
+    pub(crate) fn payload(
+        &self,
+        inbox_id: &str,
+        stored: StoredPayload,
+    ) -> Result<Option<Bytes>, StoreError> {
         let bytes = match (stored.location, stored.legacy) {
             (Some(location), _) => self.inner.payloads.read(location).map_err(|error| {
                 StoreError::unavailable(format!("payload of {inbox_id}: {error}"))
             })?,
             (None, Some(legacy)) => Bytes::from(legacy),
             (None, None) => return Ok(None),
+        };
+        let bytes = match stored.key_id.as_deref() {
+            None => bytes,
+            Some(key_id) => Bytes::from(sealed::open(
+                self.inner.keys.as_deref(),
+                key_id,
+                RecordKind::Payload,
+                inbox_id,
+                &bytes,
+            )?),
         };
         if crate::Fingerprint::of(&bytes).as_bytes() != stored.sha256.as_slice() {
             return Err(StoreError::Corrupt(format!(
@@ -225,7 +259,8 @@ impl SqliteReader {
                     "SELECT i.id, i.endpoint_id, i.provider, i.provider_event_id, i.event_type, i.status,
                             i.received_at_ms, i.object_id, i.object_version, i.provider_created_at,
                             i.content_type, i.matched_secret_version,
-                            i.payload_sha256, i.payload_segment, i.payload_offset, i.payload_len, p.payload
+                            i.payload_sha256, i.payload_segment, i.payload_offset, i.payload_len, p.payload,
+                            i.payload_key_id
                      FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
                      WHERE i.id = ?1",
                 )?
@@ -303,6 +338,60 @@ impl SqliteReader {
         Ok(Some((detail, payload)))
     }
 
+    /// The request headers kept for audit with an event, opened with their
+    /// key when they are sealed; `None` when no such event exists.
+    pub fn audit_headers(
+        &self,
+        inbox_id: &str,
+    ) -> Result<Option<Vec<(String, String)>>, StoreError> {
+        let found: Option<(String, Option<String>)> = self.with_conn(|conn| {
+            conn.prepare_cached("SELECT audit_headers, payload_key_id FROM inbox WHERE id = ?1")?
+                .query_row(params![inbox_id], |row| Ok((row.get(0)?, row.get(1)?)))
+                .optional()
+        })?;
+        let Some((column, key_id)) = found else {
+            return Ok(None);
+        };
+        sealed::open_audit_headers(
+            self.inner.keys.as_deref(),
+            key_id.as_deref(),
+            inbox_id,
+            &column,
+        )
+        .map(Some)
+    }
+
+    /// How many rows are not sealed under key `active_id` (plain ones
+    /// included): what `rewrap_batch` has left to do.
+    pub(crate) fn count_not_under_key(&self, active_id: &str) -> Result<u64, StoreError> {
+        self.with_conn(|conn| super::rewrap::count_not_under_key(conn, active_id))
+    }
+
+    /// The payload segments committed rows reference.
+    pub(crate) fn referenced_segments(&self) -> Result<std::collections::HashSet<i64>, StoreError> {
+        self.with_conn(|conn| {
+            conn.prepare_cached(
+                "SELECT DISTINCT payload_segment FROM inbox WHERE payload_segment IS NOT NULL",
+            )?
+            .query_map([], |row| row.get(0))?
+            .collect()
+        })
+    }
+
+    /// Closes the cached files of deleted segments.
+    pub(crate) fn forget_segments(&self, segments: &[i64]) {
+        self.inner.payloads.forget(segments);
+    }
+
+    /// What retention would purge now (see [`crate::retention`]).
+    pub fn purge_preview(
+        &self,
+        policy: &crate::RetentionPolicy,
+        now_ms: i64,
+    ) -> Result<crate::PurgeCounts, StoreError> {
+        self.with_conn(|conn| super::purge::preview(conn, policy, now_ms))
+    }
+
     /// Delivery rows by status, for tests and operators.
     pub fn delivery_counts(&self) -> Result<Vec<(String, String, i64)>, StoreError> {
         self.with_conn(|conn| {
@@ -314,17 +403,22 @@ impl SqliteReader {
 }
 
 /// Where a row's raw body is, as read from the row.
-struct StoredPayload {
+pub(crate) struct StoredPayload {
     sha256: Vec<u8>,
     location: Option<PayloadRef>,
     /// The body itself, for rows written before the payload log.
-    legacy: Option<Vec<u8>>,
+    pub(crate) legacy: Option<Vec<u8>>,
+    /// The key that sealed it; `None`: plain.
+    key_id: Option<String>,
 }
 
 impl StoredPayload {
     /// Reads `payload_sha256, payload_segment, payload_offset, payload_len,
-    /// inbox_payload.payload` starting at column `first`.
-    fn from_row(row: &rusqlite::Row<'_>, first: usize) -> Result<StoredPayload, rusqlite::Error> {
+    /// inbox_payload.payload, payload_key_id` starting at column `first`.
+    pub(crate) fn from_row(
+        row: &rusqlite::Row<'_>,
+        first: usize,
+    ) -> Result<StoredPayload, rusqlite::Error> {
         let segment: Option<i64> = row.get(first + 1)?;
         let offset: Option<i64> = row.get(first + 2)?;
         let len: Option<i64> = row.get(first + 3)?;
@@ -340,15 +434,21 @@ impl StoredPayload {
             sha256: row.get(first)?,
             location,
             legacy: row.get(first + 4)?,
+            key_id: row.get(first + 5)?,
         })
     }
 
+    /// The length of the raw body (not of its sealed form).
     fn len(&self) -> Option<usize> {
-        match (&self.location, &self.legacy) {
+        let stored = match (&self.location, &self.legacy) {
             (Some(location), _) => usize::try_from(location.len).ok(),
             (None, Some(legacy)) => Some(legacy.len()),
             (None, None) => None,
-        }
+        }?;
+        Some(match self.key_id {
+            Some(_) => sealed::plaintext_len(stored),
+            None => stored,
+        })
     }
 }
 
@@ -392,6 +492,15 @@ impl StoreReads for SqliteReader {
     ) -> Result<Option<(EventDetail, Option<Bytes>)>, StoreError> {
         let inbox_id = inbox_id.to_owned();
         self.blocking(move |reader| reader.show_event(&inbox_id, with_payload))
+            .await
+    }
+
+    async fn audit_headers(
+        &self,
+        inbox_id: &str,
+    ) -> Result<Option<Vec<(String, String)>>, StoreError> {
+        let inbox_id = inbox_id.to_owned();
+        self.blocking(move |reader| reader.audit_headers(&inbox_id))
             .await
     }
 

@@ -10,14 +10,16 @@
 #![allow(dead_code)] // each test binary uses a different part of it
 
 pub mod cut_proxy;
+pub mod stored_bytes;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use hookinbox_store::{
-    AcceptOutcome, Fingerprint, LeaseParams, NewEvent, PostgresOptions, PostgresStore, PostgresUrl,
-    SqliteOptions, SqliteStore, Store, StoreReads, UnsignedMetadata,
+    AcceptOutcome, EncryptionKeys, Fingerprint, LeaseParams, NewEvent, PostgresOptions,
+    PostgresStore, PostgresUrl, PurgeCounts, PurgeProgress, RetentionPolicy, RewrapProgress,
+    SqliteOptions, SqliteStore, Store, StoreError, StoreReads, UnsignedMetadata,
 };
 
 /// A store under test, with its reads, and whatever keeps its data alive
@@ -25,28 +27,117 @@ use hookinbox_store::{
 pub struct Backend {
     pub store: Arc<dyn Store>,
     pub reads: Arc<dyn StoreReads>,
-    _data: Box<dyn Send>,
+    /// The same store as `store`, for what only the concrete types have.
+    concrete: ConcreteStore,
+    place: Place,
 }
 
-pub async fn sqlite() -> Backend {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(SqliteOptions::new(dir.path().join("inbox.db"))).unwrap();
-    let reads = Arc::new(store.reader().as_ref().clone());
-    Backend {
-        store: Arc::new(store),
-        reads,
-        _data: Box::new(dir),
+/// The concrete store behind a [`Backend`].
+enum ConcreteStore {
+    Sqlite(Arc<SqliteStore>),
+    Postgres(Arc<PostgresStore>),
+}
+
+/// Where a backend's data lives; kept when its store is reopened.
+pub enum Place {
+    /// The directory holding `inbox.db` and its payload log.
+    Sqlite(tempfile::TempDir),
+    Postgres(TestSchema),
+}
+
+impl Place {
+    /// The SQLite database file.
+    pub fn sqlite_path(&self) -> Option<std::path::PathBuf> {
+        match self {
+            Place::Sqlite(dir) => Some(dir.path().join("inbox.db")),
+            Place::Postgres(_) => None,
+        }
     }
 }
 
+pub async fn sqlite() -> Backend {
+    open_in(Place::Sqlite(tempfile::tempdir().unwrap()), None).await
+}
+
 pub async fn postgres() -> Backend {
-    let schema = TestSchema::new();
-    let store = PostgresStore::open(schema.options()).await.unwrap();
-    let reads = Arc::new(store.reader().clone());
-    Backend {
-        store: Arc::new(store),
-        reads,
-        _data: Box::new(schema),
+    open_in(Place::Postgres(TestSchema::new()), None).await
+}
+
+/// A store on the data in `place`, sealing with `keys` when given.
+async fn open_in(place: Place, keys: Option<Arc<EncryptionKeys>>) -> Backend {
+    match &place {
+        Place::Sqlite(dir) => {
+            let mut options = SqliteOptions::new(dir.path().join("inbox.db"));
+            options.keys = keys;
+            let store = Arc::new(SqliteStore::open(options).unwrap());
+            Backend {
+                store: store.clone(),
+                reads: Arc::new(store.reader().as_ref().clone()),
+                concrete: ConcreteStore::Sqlite(store),
+                place,
+            }
+        }
+        Place::Postgres(schema) => {
+            let mut options = schema.options();
+            options.keys = keys;
+            let store = Arc::new(PostgresStore::open(options).await.unwrap());
+            Backend {
+                store: store.clone(),
+                reads: Arc::new(store.reader().clone()),
+                concrete: ConcreteStore::Postgres(store),
+                place,
+            }
+        }
+    }
+}
+
+impl Backend {
+    /// Closes this store and opens another on the same data, with `keys`
+    /// (as a restart with a new key ring would).
+    pub async fn reopen(self, keys: Option<Arc<EncryptionKeys>>) -> Backend {
+        let Backend {
+            store,
+            reads,
+            concrete,
+            place,
+        } = self;
+        drop((store, reads, concrete));
+        open_in(place, keys).await
+    }
+
+    /// `rewrap_batch` of the concrete store.
+    pub async fn rewrap_batch(&self, limit: usize) -> Result<RewrapProgress, StoreError> {
+        match &self.concrete {
+            ConcreteStore::Sqlite(store) => store.rewrap_batch(limit).await,
+            ConcreteStore::Postgres(store) => store.rewrap_batch(limit).await,
+        }
+    }
+
+    /// `purge_batch` of the concrete store.
+    pub async fn purge_batch(
+        &self,
+        policy: &RetentionPolicy,
+        now_ms: i64,
+        limit: usize,
+    ) -> PurgeProgress {
+        match &self.concrete {
+            ConcreteStore::Sqlite(store) => store.purge_batch(policy, now_ms, limit).await,
+            ConcreteStore::Postgres(store) => store.purge_batch(policy, now_ms, limit).await,
+        }
+        .unwrap()
+    }
+
+    /// `purge_preview` of the concrete store.
+    pub async fn purge_preview(&self, policy: &RetentionPolicy, now_ms: i64) -> PurgeCounts {
+        match &self.concrete {
+            ConcreteStore::Sqlite(store) => store.purge_preview(policy, now_ms).await,
+            ConcreteStore::Postgres(store) => store.purge_preview(policy, now_ms).await,
+        }
+        .unwrap()
+    }
+
+    pub fn place(&self) -> &Place {
+        &self.place
     }
 }
 

@@ -1,0 +1,105 @@
+//! Re-sealing rows under the active key (`PostgresStore::rewrap_batch`):
+//! in one transaction, a batch of rows whose `payload_key_id` is not the
+//! active key (plain rows included) is locked, each body and audit headers
+//! opened with the old key (the body checked against its fingerprint) and
+//! sealed again under the active key, and written back in place.
+//!
+//! The rows are locked `FOR UPDATE … SKIP LOCKED`: a row another
+//! transaction holds (a settlement changing its status) is left for a
+//! later batch instead of waited for, so two rewraps, or a rewrap and the
+//! workers, never wait on each other. Such rows are still counted in
+//! `remaining`.
+
+use deadpool_postgres::Transaction;
+
+use super::db_error::PgError;
+use super::reader::checked_payload;
+use crate::sealed;
+use crate::{EncryptionKeys, RewrapProgress, StoreError};
+
+/// Rows not under key $1, oldest first (inbox ids are UUIDv7), locked.
+const NOT_UNDER_KEY: &str = "
+    SELECT i.id, i.payload_sha256, i.payload_key_id, i.audit_headers, p.payload
+    FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
+    WHERE i.payload_key_id IS DISTINCT FROM $1
+    ORDER BY i.id LIMIT $2
+    FOR UPDATE OF i SKIP LOCKED";
+
+/// Writes the re-sealed rows: audit headers and key id on the inbox row,
+/// the body (where there is one) in `inbox_payload`.
+const WRITE_BACK: &str = "
+    WITH resealed AS (
+        SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[]) AS r(id, audit_headers, payload)
+    ), rows AS (
+        UPDATE inbox i SET payload_key_id = $4, audit_headers = r.audit_headers
+        FROM resealed r WHERE i.id = r.id
+    )
+    UPDATE inbox_payload p SET payload = r.payload
+    FROM resealed r WHERE p.inbox_id = r.id AND r.payload IS NOT NULL";
+
+const COUNT_NOT_UNDER_KEY: &str =
+    "SELECT count(*) FROM inbox WHERE payload_key_id IS DISTINCT FROM $1";
+
+/// Re-seals up to `limit` rows under the active key of `keys` inside `tx`,
+/// which the caller commits. A row that cannot be opened (unknown key,
+/// tampered bytes) fails the batch as `Corrupt`, naming it.
+pub(crate) async fn rewrap(
+    tx: &Transaction<'_>,
+    keys: &EncryptionKeys,
+    limit: usize,
+) -> Result<RewrapProgress, StoreError> {
+    let active = keys.active_id();
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let select = tx
+        .prepare_cached(NOT_UNDER_KEY)
+        .await
+        .map_err(PgError::from)?;
+    let rows = tx
+        .query(&select, &[&active, &limit])
+        .await
+        .map_err(PgError::from)?;
+    let mut ids = Vec::with_capacity(rows.len());
+    let mut audit_columns = Vec::with_capacity(rows.len());
+    let mut payloads: Vec<Option<Vec<u8>>> = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let read = || -> Result<_, tokio_postgres::Error> {
+            Ok((
+                row.try_get::<_, String>(0)?,
+                row.try_get::<_, Vec<u8>>(1)?,
+                row.try_get::<_, Option<String>>(2)?,
+                row.try_get::<_, String>(3)?,
+                row.try_get::<_, Option<Vec<u8>>>(4)?,
+            ))
+        };
+        let (id, sha256, key_id, audit_column, stored) = read().map_err(PgError::from)?;
+        let body = checked_payload(Some(keys), &id, &sha256, key_id.as_deref(), stored)?;
+        let resealed = match body {
+            Some(body) => Some(sealed::seal(keys, sealed::RecordKind::Payload, &id, &body)?.bytes),
+            None => None,
+        };
+        let audit_json =
+            sealed::open_audit_json(Some(keys), key_id.as_deref(), &id, &audit_column)?;
+        audit_columns.push(sealed::seal_audit_headers(Some(keys), &id, &audit_json)?);
+        payloads.push(resealed);
+        ids.push(id);
+    }
+    if !ids.is_empty() {
+        let write = tx.prepare_cached(WRITE_BACK).await.map_err(PgError::from)?;
+        tx.execute(&write, &[&ids, &audit_columns, &payloads, &active])
+            .await
+            .map_err(PgError::from)?;
+    }
+    let count = tx
+        .prepare_cached(COUNT_NOT_UNDER_KEY)
+        .await
+        .map_err(PgError::from)?;
+    let remaining: i64 = tx
+        .query_one(&count, &[&active])
+        .await
+        .and_then(|row| row.try_get(0))
+        .map_err(PgError::from)?;
+    Ok(RewrapProgress {
+        rewrapped: ids.len() as u64,
+        remaining: u64::try_from(remaining).unwrap_or(0),
+    })
+}

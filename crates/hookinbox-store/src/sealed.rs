@@ -1,0 +1,321 @@
+//! Sealing one record at rest: XChaCha20-Poly1305 under a key of the ring
+//! ([`EncryptionKeys`]), a fresh random 24-byte nonce per record (from the
+//! operating system), stored as `nonce ‖ ciphertext ‖ tag`, 40 bytes more
+//! than the plaintext.
+//!
+//! The associated data is the record's identity: what the record is and
+//! the inbox id of its row (`b"payload\0" + inbox_id`, `b"audit\0" +
+//! inbox_id`). A sealed record copied to another row, or a sealed body
+//! swapped with the row's sealed headers, fails to open, as do a wrong key
+//! and any changed byte. Every such failure is [`StoreError::Corrupt`]
+//! naming the inbox id and the key id: never the key, never the bytes.
+//!
+//! The key id itself is not inside the sealed bytes: each row keeps it
+//! beside them (`inbox.payload_key_id`), for its body and its audit headers
+//! alike. The audit headers column is text, so there the sealed bytes are
+//! stored in standard base64.
+
+use base64::Engine;
+use chacha20poly1305::aead::rand_core::RngCore;
+use chacha20poly1305::aead::{Aead, KeyInit, OsRng, Payload};
+use chacha20poly1305::XChaCha20Poly1305;
+
+use crate::{EncryptionKeys, StoreError};
+
+/// Bytes of the nonce at the start of a sealed record.
+const NONCE_BYTES: usize = 24;
+/// Bytes of the authentication tag at its end.
+const TAG_BYTES: usize = 16;
+/// How much longer a sealed record is than its plaintext.
+pub(crate) const OVERHEAD: usize = NONCE_BYTES + TAG_BYTES;
+
+/// What a sealed record is: part of its associated data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RecordKind {
+    /// The raw request body.
+    Payload,
+    /// The request headers kept for audit (JSON).
+    AuditHeaders,
+}
+
+impl RecordKind {
+    fn label(self) -> &'static [u8] {
+        match self {
+            RecordKind::Payload => b"payload\0",
+            RecordKind::AuditHeaders => b"audit\0",
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            RecordKind::Payload => "payload",
+            RecordKind::AuditHeaders => "audit headers",
+        }
+    }
+
+    fn associated_data(self, inbox_id: &str) -> Vec<u8> {
+        [self.label(), inbox_id.as_bytes()].concat()
+    }
+}
+
+/// A record sealed under the active key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Sealed {
+    pub(crate) key_id: String,
+    pub(crate) bytes: Vec<u8>,
+}
+
+/// Seals `plaintext` as the `kind` record of row `inbox_id` under the
+/// active key.
+pub(crate) fn seal(
+    keys: &EncryptionKeys,
+    kind: RecordKind,
+    inbox_id: &str,
+    plaintext: &[u8],
+) -> Result<Sealed, StoreError> {
+    let key_id = keys.active_id();
+    let key = keys.active_key().ok_or_else(|| {
+        StoreError::unavailable(format!(
+            "the active encryption key {key_id} is not in the ring"
+        ))
+    })?;
+    let mut nonce = [0u8; NONCE_BYTES];
+    OsRng.try_fill_bytes(&mut nonce).map_err(|error| {
+        StoreError::unavailable(format!(
+            "no random nonce from the operating system: {error}"
+        ))
+    })?;
+    let cipher = XChaCha20Poly1305::new(key.into());
+    let aad = kind.associated_data(inbox_id);
+    let ciphertext = cipher
+        .encrypt(
+            (&nonce).into(),
+            Payload {
+                msg: plaintext,
+                aad: &aad,
+            },
+        )
+        .map_err(|_| {
+            StoreError::unavailable(format!(
+                "cannot seal the {} of {inbox_id} under key {key_id}",
+                kind.name()
+            ))
+        })?;
+    let mut bytes = Vec::with_capacity(NONCE_BYTES + ciphertext.len());
+    bytes.extend_from_slice(&nonce);
+    bytes.extend_from_slice(&ciphertext);
+    Ok(Sealed {
+        key_id: key_id.to_owned(),
+        bytes,
+    })
+}
+
+/// Opens the `kind` record of row `inbox_id`, sealed under `key_id`.
+/// `keys` is `None` when the store was opened without a ring.
+pub(crate) fn open(
+    keys: Option<&EncryptionKeys>,
+    key_id: &str,
+    kind: RecordKind,
+    inbox_id: &str,
+    sealed: &[u8],
+) -> Result<Vec<u8>, StoreError> {
+    let corrupt = |why: &str| {
+        StoreError::Corrupt(format!(
+            "the {} of {inbox_id}, sealed under key {key_id}: {why}",
+            kind.name()
+        ))
+    };
+    let keys = keys.ok_or_else(|| corrupt("no encryption keys are configured"))?;
+    let key = keys
+        .key(key_id)
+        .ok_or_else(|| corrupt("that key is not in the key ring"))?;
+    if sealed.len() < OVERHEAD {
+        return Err(corrupt("too short to be a sealed record"));
+    }
+    let (nonce, ciphertext) = sealed.split_at(NONCE_BYTES);
+    let nonce: &[u8; NONCE_BYTES] = nonce
+        .try_into()
+        .map_err(|_| corrupt("too short to be a sealed record"))?;
+    let cipher = XChaCha20Poly1305::new(key.into());
+    cipher
+        .decrypt(
+            nonce.into(),
+            Payload {
+                msg: ciphertext,
+                aad: &kind.associated_data(inbox_id),
+            },
+        )
+        .map_err(|_| {
+            corrupt("it does not authenticate (a wrong key, or bytes changed or moved from another row)")
+        })
+}
+
+/// The length of the plaintext of a sealed record `sealed_len` bytes long.
+pub(crate) fn plaintext_len(sealed_len: usize) -> usize {
+    sealed_len.saturating_sub(OVERHEAD)
+}
+
+/// The audit headers column: the headers as JSON, sealed and in base64
+/// when `keys` are given.
+pub(crate) fn seal_audit_headers(
+    keys: Option<&EncryptionKeys>,
+    inbox_id: &str,
+    json: &str,
+) -> Result<String, StoreError> {
+    match keys {
+        None => Ok(json.to_owned()),
+        Some(keys) => {
+            let sealed = seal(keys, RecordKind::AuditHeaders, inbox_id, json.as_bytes())?;
+            Ok(base64::engine::general_purpose::STANDARD.encode(sealed.bytes))
+        }
+    }
+}
+
+/// The audit headers JSON of row `inbox_id` from their column: the column
+/// itself when `key_id` is `None`, else opened from base64 of the sealed
+/// JSON.
+pub(crate) fn open_audit_json(
+    keys: Option<&EncryptionKeys>,
+    key_id: Option<&str>,
+    inbox_id: &str,
+    column: &str,
+) -> Result<String, StoreError> {
+    let Some(key_id) = key_id else {
+        return Ok(column.to_owned());
+    };
+    let corrupt = |why: &str| {
+        StoreError::Corrupt(format!(
+            "the audit headers of {inbox_id}, sealed under key {key_id}: {why}"
+        ))
+    };
+    let sealed = base64::engine::general_purpose::STANDARD
+        .decode(column)
+        .map_err(|_| corrupt("not base64"))?;
+    let json = open(keys, key_id, RecordKind::AuditHeaders, inbox_id, &sealed)?;
+    String::from_utf8(json).map_err(|_| corrupt("not UTF-8"))
+}
+
+/// The audit headers of row `inbox_id` from their column (see
+/// [`open_audit_json`]), as (name, value) pairs.
+pub(crate) fn open_audit_headers(
+    keys: Option<&EncryptionKeys>,
+    key_id: Option<&str>,
+    inbox_id: &str,
+    column: &str,
+) -> Result<Vec<(String, String)>, StoreError> {
+    let json = open_audit_json(keys, key_id, inbox_id, column)?;
+    serde_json::from_str(&json).map_err(|_| {
+        StoreError::Corrupt(format!(
+            "the audit headers of {inbox_id} are not a JSON list of [name, value] pairs"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ring() -> EncryptionKeys {
+        EncryptionKeys::new("k1", [7; 32]).unwrap()
+    }
+
+    fn is_corrupt_naming(error: StoreError, inbox_id: &str, key_id: &str) -> bool {
+        match error {
+            StoreError::Corrupt(message) => {
+                message.contains(inbox_id) && message.contains(&format!("key {key_id}"))
+            }
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn a_sealed_record_opens_under_its_key_and_identity_only() {
+        let keys = ring();
+        let sealed = seal(&keys, RecordKind::Payload, "row-a", b"{\"secret\":1}").unwrap();
+        assert_eq!(sealed.key_id, "k1");
+        assert_eq!(sealed.bytes.len(), 12 + OVERHEAD);
+        assert_eq!(plaintext_len(sealed.bytes.len()), 12);
+        assert_eq!(
+            open(
+                Some(&keys),
+                "k1",
+                RecordKind::Payload,
+                "row-a",
+                &sealed.bytes
+            )
+            .unwrap(),
+            b"{\"secret\":1}"
+        );
+        // Another row, another kind, another key, no key, a changed byte.
+        let moved = open(
+            Some(&keys),
+            "k1",
+            RecordKind::Payload,
+            "row-b",
+            &sealed.bytes,
+        );
+        assert!(is_corrupt_naming(moved.unwrap_err(), "row-b", "k1"));
+        let swapped = open(
+            Some(&keys),
+            "k1",
+            RecordKind::AuditHeaders,
+            "row-a",
+            &sealed.bytes,
+        );
+        assert!(is_corrupt_naming(swapped.unwrap_err(), "row-a", "k1"));
+        let wrong_key = EncryptionKeys::new("k1", [8; 32]).unwrap();
+        let wrong = open(
+            Some(&wrong_key),
+            "k1",
+            RecordKind::Payload,
+            "row-a",
+            &sealed.bytes,
+        );
+        assert!(is_corrupt_naming(wrong.unwrap_err(), "row-a", "k1"));
+        let unknown = open(
+            Some(&keys),
+            "k0",
+            RecordKind::Payload,
+            "row-a",
+            &sealed.bytes,
+        );
+        assert!(is_corrupt_naming(unknown.unwrap_err(), "row-a", "k0"));
+        let no_ring = open(None, "k1", RecordKind::Payload, "row-a", &sealed.bytes);
+        assert!(is_corrupt_naming(no_ring.unwrap_err(), "row-a", "k1"));
+        let mut flipped = sealed.bytes.clone();
+        flipped[30] ^= 1;
+        let tampered = open(Some(&keys), "k1", RecordKind::Payload, "row-a", &flipped);
+        assert!(is_corrupt_naming(tampered.unwrap_err(), "row-a", "k1"));
+        let short = open(Some(&keys), "k1", RecordKind::Payload, "row-a", &[0; 10]);
+        assert!(is_corrupt_naming(short.unwrap_err(), "row-a", "k1"));
+    }
+
+    #[test]
+    fn every_record_gets_its_own_nonce() {
+        let keys = ring();
+        let a = seal(&keys, RecordKind::Payload, "row", b"same").unwrap();
+        let b = seal(&keys, RecordKind::Payload, "row", b"same").unwrap();
+        assert_ne!(a.bytes[..NONCE_BYTES], b.bytes[..NONCE_BYTES]);
+        assert_ne!(a.bytes, b.bytes);
+    }
+
+    #[test]
+    fn audit_headers_round_trip_plain_and_sealed() {
+        let keys = ring();
+        let json = r#"[["x-request-marker","hidden-value"]]"#;
+        let expected = vec![("x-request-marker".to_owned(), "hidden-value".to_owned())];
+        assert_eq!(seal_audit_headers(None, "row", json).unwrap(), json);
+        assert_eq!(
+            open_audit_headers(None, None, "row", json).unwrap(),
+            expected
+        );
+        let column = seal_audit_headers(Some(&keys), "row", json).unwrap();
+        assert!(!column.contains("hidden-value"), "{column}");
+        assert_eq!(
+            open_audit_headers(Some(&keys), Some("k1"), "row", &column).unwrap(),
+            expected
+        );
+        let elsewhere = open_audit_headers(Some(&keys), Some("k1"), "other", &column);
+        assert!(is_corrupt_naming(elsewhere.unwrap_err(), "other", "k1"));
+    }
+}

@@ -1,0 +1,124 @@
+//! Re-sealing rows under the active key (`SqliteStore::rewrap_batch`): a
+//! batch of rows whose `payload_key_id` is not the active key (plain rows
+//! included) is opened with its old key, checked against its fingerprint,
+//! and sealed again under the active one, inside one write op of the group
+//! commit.
+//!
+//! The payload log is append-only, so a re-sealed body is appended as a new
+//! record in the current segment, and the row's reference (segment, offset,
+//! length) moves to it. The old bytes stay where they were, referenced by
+//! no row: garbage for retention to collect with its segment. A body still
+//! in `inbox_payload` (rows from before the payload log) moves to the log
+//! the same way, and its `inbox_payload` row is deleted. The audit headers
+//! are re-sealed in place, under the same key id as the body.
+//!
+//! Rows inserted earlier in the same group commit can reference bytes the
+//! log has reserved but not yet written; they are never picked here,
+//! because accepts seal under the active key of this same store.
+
+use bytes::Bytes;
+use rusqlite::{params, Connection};
+
+use super::group_commit::OpError;
+use super::payload_log::PayloadLog;
+use super::reader::{SqliteReader, StoredPayload};
+use crate::sealed::{self, RecordKind};
+use crate::{EncryptionKeys, RewrapProgress};
+
+/// Rows not under key ?1, oldest first (inbox ids are UUIDv7).
+const NOT_UNDER_KEY: &str = "
+    SELECT i.id, i.payload_sha256, i.payload_segment, i.payload_offset, i.payload_len, p.payload,
+           i.payload_key_id, i.audit_headers
+    FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
+    WHERE i.payload_key_id IS NULL OR i.payload_key_id <> ?1
+    ORDER BY i.id LIMIT ?2";
+
+const COUNT_NOT_UNDER_KEY: &str =
+    "SELECT count(*) FROM inbox WHERE payload_key_id IS NULL OR payload_key_id <> ?1";
+
+const UPDATE_ROW: &str = "
+    UPDATE inbox SET payload_segment = ?2, payload_offset = ?3, payload_len = ?4,
+                     payload_key_id = ?5, audit_headers = ?6
+    WHERE id = ?1";
+
+/// How many rows are not sealed under `active_id`.
+pub(crate) fn count_not_under_key(
+    conn: &Connection,
+    active_id: &str,
+) -> Result<u64, rusqlite::Error> {
+    let count: i64 = conn
+        .prepare_cached(COUNT_NOT_UNDER_KEY)?
+        .query_row(params![active_id], |row| row.get(0))?;
+    Ok(u64::try_from(count).unwrap_or(0))
+}
+
+/// One row as it is before re-sealing.
+struct OldRow {
+    id: String,
+    payload: StoredPayload,
+    key_id: Option<String>,
+    audit_headers: String,
+}
+
+/// Re-seals up to `limit` rows under the active key of `keys`, inside the
+/// writer's transaction. `reader` opens the old records (its keys are the
+/// store's). A row that cannot be opened (unknown key, tampered bytes)
+/// fails the whole op as `Corrupt`, naming it: nothing of the batch is
+/// changed.
+pub(crate) fn rewrap(
+    conn: &Connection,
+    payloads: &mut PayloadLog,
+    reader: &SqliteReader,
+    keys: &EncryptionKeys,
+    limit: usize,
+) -> Result<RewrapProgress, OpError> {
+    let active = keys.active_id();
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows: Vec<OldRow> = conn
+        .prepare_cached(NOT_UNDER_KEY)?
+        .query_map(params![active, limit], |row| {
+            Ok(OldRow {
+                id: row.get(0)?,
+                payload: StoredPayload::from_row(row, 1)?,
+                key_id: row.get(6)?,
+                audit_headers: row.get(7)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    let mut rewrapped = 0;
+    for row in rows {
+        let had_legacy_body = row.payload.legacy.is_some();
+        let body = reader.payload(&row.id, row.payload)?;
+        let location = match body {
+            Some(body) => {
+                let sealed = sealed::seal(keys, RecordKind::Payload, &row.id, &body)?;
+                Some(payloads.reserve(&Bytes::from(sealed.bytes)))
+            }
+            None => None,
+        };
+        let audit_json = sealed::open_audit_json(
+            Some(keys),
+            row.key_id.as_deref(),
+            &row.id,
+            &row.audit_headers,
+        )?;
+        let audit_headers = sealed::seal_audit_headers(Some(keys), &row.id, &audit_json)?;
+        conn.prepare_cached(UPDATE_ROW)?.execute(params![
+            row.id,
+            location.map(|l| l.segment),
+            location.map(|l| l.offset),
+            location.map(|l| l.len),
+            active,
+            audit_headers,
+        ])?;
+        if had_legacy_body {
+            conn.prepare_cached("DELETE FROM inbox_payload WHERE inbox_id = ?1")?
+                .execute(params![row.id])?;
+        }
+        rewrapped += 1;
+    }
+    Ok(RewrapProgress {
+        rewrapped,
+        remaining: count_not_under_key(conn, active)?,
+    })
+}
