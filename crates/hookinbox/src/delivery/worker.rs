@@ -107,6 +107,28 @@ pub async fn run(
     let _ = settler.await;
 }
 
+/// Extends `lease` every third of the target's lease until the attempt it
+/// runs beside ends (and drops it); never returns.
+async fn heartbeat_until_dropped(
+    context: &WorkerContext,
+    target: &Target,
+    lease: &LeasedDelivery,
+) -> std::convert::Infallible {
+    let beat = target.lease / 3;
+    loop {
+        tokio::time::sleep(beat).await;
+        let until = clock::unix_millis() + target.lease.as_millis() as i64;
+        match context.store.heartbeat(lease, until).await {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!(
+                message = "Lease lost during an attempt; another worker may deliver it too.",
+                delivery = lease.delivery_id
+            ),
+            Err(error) => tracing::warn!(message = "Heartbeat failed.", %error),
+        }
+    }
+}
+
 /// One attempt of one leased delivery, heartbeating while it runs; returns
 /// its settlement for the settler, or None when a handler target already
 /// committed it (or found its lease taken over).
@@ -153,21 +175,16 @@ async fn attempt(
             .into(),
         }
     };
+    // The heartbeats run beside the attempt, never instead of it: a handler
+    // attempt on PostgreSQL holds the delivery's row lock in its open
+    // transaction, and a heartbeat awaited while the attempt is not polled
+    // would wait for that lock forever (the transaction could never commit).
+    let heartbeats = heartbeat_until_dropped(context, target, &lease);
     let outcome = {
-        tokio::pin!(send);
-        let beat = target.lease / 3;
-        loop {
-            tokio::select! {
-                outcome = &mut send => break outcome,
-                () = tokio::time::sleep(beat) => {
-                    let until = clock::unix_millis() + target.lease.as_millis() as i64;
-                    match context.store.heartbeat(&lease, until).await {
-                        Ok(true) => {}
-                        Ok(false) => tracing::warn!(message = "Lease lost during an attempt; another worker may deliver it too.", delivery = lease.delivery_id),
-                        Err(error) => tracing::warn!(message = "Heartbeat failed.", %error),
-                    }
-                }
-            }
+        tokio::pin!(send, heartbeats);
+        tokio::select! {
+            outcome = &mut send => outcome,
+            never = &mut heartbeats => match never {},
         }
     };
     let outcome = match outcome {

@@ -44,6 +44,16 @@ impl PgSchema {
         client.query(sql, &[]).await.expect("query")
     }
 
+    /// Runs statements (`;`-separated, no results) with this schema first
+    /// on the search path; it need not exist yet.
+    pub async fn execute(&self, sql: &str) {
+        let client = connect().await;
+        client
+            .batch_execute(&format!("SET search_path TO {}; {sql}", self.name))
+            .await
+            .expect("execute");
+    }
+
     /// A single count.
     pub async fn count(&self, sql: &str) -> i64 {
         self.query(sql).await[0].get::<_, i64>(0)
@@ -62,7 +72,11 @@ impl Drop for PgSchema {
                 .block_on(async move {
                     let client = connect().await;
                     client
-                        .batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"))
+                        .batch_execute(&format!(
+                            // A test that failed may leave a transaction holding
+                            // locks: give up on the drop rather than hang.
+                            "SET lock_timeout = '5s'; DROP SCHEMA IF EXISTS {name} CASCADE"
+                        ))
                         .await
                 })
         })
