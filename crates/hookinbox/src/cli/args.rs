@@ -93,6 +93,11 @@ pub enum Command {
         #[arg(long)]
         config: PathBuf,
     },
+    /// The encryption keys that seal bodies and audit headers at rest.
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
     /// Inbox counts by status and endpoint.
     Stats {
         /// The configuration file (TOML); relative paths in it are taken from
@@ -160,6 +165,22 @@ pub enum EventsCommand {
         /// Print JSON (the replayed inbox ids) instead of text.
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Reseal every record not under the active key (older keys, plaintext)
+    /// under it, in batches; safe while the service runs. Then the older
+    /// keys can be removed from the configuration.
+    Rewrap {
+        /// The configuration file (TOML); relative paths in it are taken from
+        /// its folder.
+        #[arg(long)]
+        config: PathBuf,
+        /// Records resealed per transaction.
+        #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
+        batch: u32,
     },
 }
 
