@@ -73,6 +73,7 @@ pub(crate) mod ingress;
 pub(crate) mod json_line;
 pub(crate) mod key_file;
 pub(crate) mod reload;
+pub(crate) mod retention;
 pub(crate) mod server;
 mod service;
 pub(crate) mod storage;

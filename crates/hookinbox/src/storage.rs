@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use hookinbox_store::{
-    PostgresOptions, PostgresReader, PostgresStore, RewrapProgress, SqliteOptions, SqliteReader,
-    SqliteStore, Store, StoreError, StoreReads,
+    PostgresOptions, PostgresReader, PostgresStore, PurgeCounts, PurgeProgress, RetentionPolicy,
+    RewrapProgress, SqliteOptions, SqliteReader, SqliteStore, Store, StoreError, StoreReads,
 };
 
 use crate::config::{self, ConfigError, Database, Encryption, PostgresDatabase};
@@ -50,6 +50,31 @@ impl OpenedStore {
         match self {
             OpenedStore::Sqlite(store) => store.rewrap_batch(limit).await,
             OpenedStore::Postgres(store) => store.rewrap_batch(limit).await,
+        }
+    }
+
+    /// Purges up to `limit` items per rule (`purge`, the purge task).
+    pub async fn purge_batch(
+        &self,
+        policy: &RetentionPolicy,
+        now_ms: i64,
+        limit: usize,
+    ) -> Result<PurgeProgress, StoreError> {
+        match self {
+            OpenedStore::Sqlite(store) => store.purge_batch(policy, now_ms, limit).await,
+            OpenedStore::Postgres(store) => store.purge_batch(policy, now_ms, limit).await,
+        }
+    }
+
+    /// What [`Self::purge_batch`] would purge now (`purge --dry-run`).
+    pub async fn purge_preview(
+        &self,
+        policy: &RetentionPolicy,
+        now_ms: i64,
+    ) -> Result<PurgeCounts, StoreError> {
+        match self {
+            OpenedStore::Sqlite(store) => store.purge_preview(policy, now_ms).await,
+            OpenedStore::Postgres(store) => store.purge_preview(policy, now_ms).await,
         }
     }
 

@@ -98,6 +98,17 @@ pub enum Command {
         #[command(subcommand)]
         command: KeysCommand,
     },
+    /// Remove what `[retention]` says is due now, as `serve` does every
+    /// `purge_interval`; safe while the service runs.
+    Purge {
+        /// The configuration file (TOML); relative paths in it are taken from
+        /// its folder.
+        #[arg(long)]
+        config: PathBuf,
+        /// Only count what is due, rule by rule, on stdout.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Inbox counts by status and endpoint.
     Stats {
         /// The configuration file (TOML); relative paths in it are taken from

@@ -87,6 +87,9 @@ fn run_command(command: Command, handlers: HandlerRegistry) -> anyhow::Result<bo
                 .block_on(commands::keys::rewrap(&config, batch as usize))
                 .map(|()| true),
         },
+        Command::Purge { config, dry_run } => runtime()?
+            .block_on(commands::purge::run(&config, dry_run, &mut Stdout::lock()))
+            .map(|()| true),
         Command::Config { command } => commands::config::run(command).map(|()| true),
     }
 }

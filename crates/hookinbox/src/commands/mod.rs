@@ -7,6 +7,7 @@ pub mod keys;
 pub mod migrate;
 pub mod output;
 pub mod progress;
+pub mod purge;
 pub mod serve;
 pub mod stats;
 pub mod verify;

@@ -27,6 +27,7 @@ use crate::delivery::{self, HandlerRegistry};
 use crate::endpoint::Endpoints;
 use crate::error::Error;
 use crate::reload::{self, Reloadable};
+use crate::retention;
 use crate::storage::{self, OpenedStore};
 use crate::tls_listener::TlsListener;
 use crate::{admin, server, telemetry};
@@ -167,6 +168,11 @@ impl Service {
             let address =
                 admin::spawn(admin_settings, metrics, store.shared(), stopping.clone()).await?;
             tracing::info!(message = "Admin listener up.", address = %address);
+        }
+        // Retention: only `serve` purges (see `retention`), and only the
+        // configured store.
+        if let ServiceStore::Configured(opened) = &store {
+            retention::spawn_purge_task(opened.clone(), &settings, stopping.clone());
         }
         // Before the public port: a handler target without a handler stops start-up.
         let delivery = if workers {
