@@ -113,3 +113,72 @@ impl Encryption {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn checked(toml: &str) -> Result<Encryption, String> {
+        let text = format!(
+            "{toml}\n[[endpoint]]\nid = \"lab\"\nprovider = \"lab\"\n[[endpoint.secret]]\nversion = \"1\"\nvalue = \"s\"\n"
+        );
+        super::super::parse(&text, Path::new("/etc/hookinbox"))
+            .map(|settings| settings.encryption)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn one_key_is_active_by_default_and_files_resolve_against_the_config() {
+        let one = checked(
+            "[[encryption.key]]\nid = \"k1\"\nvalue_file = \"k1.key\"\ncreate_if_missing = true",
+        )
+        .unwrap();
+        assert_eq!(one.active.as_deref(), Some("k1"));
+        assert_eq!(
+            one.keys[0].value,
+            SecretSource::File("/etc/hookinbox/k1.key".into())
+        );
+        assert!(one.keys[0].create_if_missing);
+        let none = checked("").unwrap();
+        assert_eq!(none.active, None);
+        assert!(!none.allow_plaintext);
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let two = "[[encryption.key]]\nid = \"k1\"\nvalue_env = \"A\"\n[[encryption.key]]\nid = \"k2\"\nvalue_env = \"B\"\n";
+        for (toml, field) in [
+            (two.to_owned(), "encryption.active: "),
+            (
+                format!("[encryption]\nactive = \"k3\"\n{two}"),
+                "encryption.active: ",
+            ),
+            (
+                "[encryption]\nactive = \"k1\"\n".to_owned(),
+                "encryption.active: ",
+            ),
+            (
+                "[[encryption.key]]\nid = \"k1\"\nvalue_env = \"A\"\n[[encryption.key]]\nid = \"k1\"\nvalue_env = \"B\"\n".to_owned(),
+                "encryption.key[1].id: ",
+            ),
+            (
+                "[[encryption.key]]\nid = \"has space\"\nvalue_env = \"A\"\n".to_owned(),
+                "encryption.key[0].id: ",
+            ),
+            (
+                "[[encryption.key]]\nid = \"k1\"\n".to_owned(),
+                "encryption.key[0].value: ",
+            ),
+            (
+                "[[encryption.key]]\nid = \"k1\"\nvalue_env = \"A\"\ncreate_if_missing = true\n"
+                    .to_owned(),
+                "encryption.key[0].create_if_missing: ",
+            ),
+        ] {
+            let error = checked(&toml).unwrap_err();
+            assert!(error.starts_with(field), "{toml}\n→ {error}");
+        }
+    }
+}
