@@ -8,6 +8,14 @@ use std::path::{Path, PathBuf};
 /// The secret of the `lab` endpoint every test configuration has.
 pub const LAB_SECRET: &str = "lab-test-secret";
 
+/// An encryption key (32 bytes, base64) for tests that seal bodies and
+/// audit headers: [`TestConfig::encrypted`] uses it under the id
+/// [`ENCRYPTION_KEY_ID`].
+pub const ENCRYPTION_KEY: &str = "aG9va2luYm94LXRlc3QtZW5jcnlwdGlvbi1rZXktMDE=";
+
+/// The id of [`ENCRYPTION_KEY`].
+pub const ENCRYPTION_KEY_ID: &str = "test-1";
+
 /// The Standard Webhooks secret test targets sign with.
 pub const TARGET_SECRET: &str = "whsec_dGFyZ2V0LXNlY3JldC1mb3ItdGVzdHMtMDAwMDAwMDA=";
 
@@ -25,6 +33,8 @@ pub struct TestConfig {
     target: Option<String>,
     /// Tables after the `lab` endpoint's.
     extra: String,
+    /// The `[encryption]` table and its keys.
+    encryption: String,
 }
 
 /// Workers that find, lease and rescue deliveries within a test's patience.
@@ -44,7 +54,24 @@ impl TestConfig {
             storage: String::new(),
             target: None,
             extra: String::new(),
+            // Most tests assert the bytes of bodies on disk and read them
+            // back without keys; the encryption tests opt in.
+            encryption: "[encryption]\nallow_plaintext = true\n".to_owned(),
         }
+    }
+
+    /// Seals bodies and audit headers with one inline key, [`ENCRYPTION_KEY`].
+    pub fn encrypted(self) -> TestConfig {
+        self.encryption(&format!(
+            "[[encryption.key]]\nid = \"{ENCRYPTION_KEY_ID}\"\nvalue = \"{ENCRYPTION_KEY}\"\n"
+        ))
+    }
+
+    /// `toml` instead of the default `[encryption]` (plaintext allowed):
+    /// `[encryption]` and `[[encryption.key]]` tables, or nothing at all.
+    pub fn encryption(mut self, toml: &str) -> TestConfig {
+        self.encryption = toml.to_owned();
+        self
     }
 
     /// Stores at `url` (`postgres://…`) instead of the SQLite file.
@@ -128,6 +155,7 @@ impl fmt::Display for TestConfig {
             None => writeln!(f, "[storage]\nurl = \"sqlite://{}\"", self.db.display())?,
         }
         write!(f, "{}", self.storage)?;
+        writeln!(f, "\n{}", self.encryption)?;
         if self.target.is_some() {
             writeln!(f, "{FAST_DELIVERY}")?;
         }

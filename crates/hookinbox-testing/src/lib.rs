@@ -28,7 +28,10 @@ mod signed;
 mod sink;
 mod wait;
 
-pub use config::{config, config_with_target, TestConfig, LAB_SECRET, TARGET_SECRET};
+pub use config::{
+    config, config_with_target, TestConfig, ENCRYPTION_KEY, ENCRYPTION_KEY_ID, LAB_SECRET,
+    TARGET_SECRET,
+};
 pub use database::{deliveries, inbox_rows, inbox_status, payload_log_bytes, payload_log_segments};
 pub use http::{client, post, retry_until_accepted, send, Answer, HttpClient};
 pub use metrics::metric_value;

@@ -6,11 +6,12 @@
 use std::sync::Arc;
 
 use hookinbox_store::{
-    PostgresOptions, PostgresReader, PostgresStore, SqliteOptions, SqliteReader, SqliteStore,
-    Store, StoreError, StoreReads,
+    PostgresOptions, PostgresReader, PostgresStore, PurgeCounts, PurgeProgress, RetentionPolicy,
+    RewrapProgress, SqliteOptions, SqliteReader, SqliteStore, Store, StoreError, StoreReads,
 };
 
-use crate::config::{self, ConfigError, Database, PostgresDatabase};
+use crate::config::{self, ConfigError, Database, Encryption, PostgresDatabase};
+use crate::encryption::{self, MissingKeyFile};
 
 /// Why the configured store could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +45,39 @@ impl OpenedStore {
         }
     }
 
+    /// Reseals up to `limit` records under the active key (`keys rewrap`).
+    pub async fn rewrap_batch(&self, limit: usize) -> Result<RewrapProgress, StoreError> {
+        match self {
+            OpenedStore::Sqlite(store) => store.rewrap_batch(limit).await,
+            OpenedStore::Postgres(store) => store.rewrap_batch(limit).await,
+        }
+    }
+
+    /// Purges up to `limit` items per rule (`purge`, the purge task).
+    pub async fn purge_batch(
+        &self,
+        policy: &RetentionPolicy,
+        now_ms: i64,
+        limit: usize,
+    ) -> Result<PurgeProgress, StoreError> {
+        match self {
+            OpenedStore::Sqlite(store) => store.purge_batch(policy, now_ms, limit).await,
+            OpenedStore::Postgres(store) => store.purge_batch(policy, now_ms, limit).await,
+        }
+    }
+
+    /// What [`Self::purge_batch`] would purge now (`purge --dry-run`).
+    pub async fn purge_preview(
+        &self,
+        policy: &RetentionPolicy,
+        now_ms: i64,
+    ) -> Result<PurgeCounts, StoreError> {
+        match self {
+            OpenedStore::Sqlite(store) => store.purge_preview(policy, now_ms).await,
+            OpenedStore::Postgres(store) => store.purge_preview(policy, now_ms).await,
+        }
+    }
+
     /// The store as the service uses it.
     pub fn shared(&self) -> Arc<dyn Store> {
         match self {
@@ -54,7 +88,13 @@ impl OpenedStore {
 }
 
 /// Opens the store for serving: creates (SQLite) and migrates the database.
-pub async fn open(settings: &config::Storage) -> Result<OpenedStore, OpenError> {
+/// The key ring is read first (a development key file created if its key
+/// says so); without a key only `encryption.allow_plaintext` lets it open.
+pub async fn open(
+    settings: &config::Storage,
+    encryption: &Encryption,
+) -> Result<OpenedStore, OpenError> {
+    let keys = encryption::load(encryption, MissingKeyFile::Create)?;
     let failed = |source| OpenError::Store {
         database: settings.database.describe(),
         source,
@@ -65,6 +105,7 @@ pub async fn open(settings: &config::Storage) -> Result<OpenedStore, OpenError> 
             options.busy_timeout = settings.busy_timeout;
             options.queue_capacity = settings.queue_capacity.get();
             options.max_batch_events = settings.max_batch_events.get();
+            options.keys = keys;
             // Opening creates files and runs migrations: blocking work.
             let store = tokio::task::spawn_blocking(move || SqliteStore::open(options))
                 .await
@@ -73,23 +114,32 @@ pub async fn open(settings: &config::Storage) -> Result<OpenedStore, OpenError> 
             Ok(OpenedStore::Sqlite(Arc::new(store)))
         }
         Database::Postgres(postgres) => {
-            let options = postgres_options(postgres, settings)?;
+            let mut options = postgres_options(postgres, settings)?;
+            options.keys = keys;
             let store = PostgresStore::open(options).await.map_err(failed)?;
             Ok(OpenedStore::Postgres(Arc::new(store)))
         }
     }
 }
 
-/// Opens an existing database for operator reads (no writer, no migration).
-pub async fn open_reader(settings: &config::Storage) -> Result<Box<dyn StoreReads>, OpenError> {
+/// Opens an existing database for operator reads (no writer, no
+/// migration), with the key ring, so sealed bodies and audit headers open.
+pub async fn open_reader(
+    settings: &config::Storage,
+    encryption: &Encryption,
+) -> Result<Box<dyn StoreReads>, OpenError> {
+    let keys = encryption::load(encryption, MissingKeyFile::Refuse)?;
     let failed = |source| OpenError::Store {
         database: settings.database.describe(),
         source,
     };
     match &settings.database {
-        Database::Sqlite { path } => Ok(Box::new(SqliteReader::open(path).map_err(failed)?)),
+        Database::Sqlite { path } => Ok(Box::new(
+            SqliteReader::open_with_keys(path, keys).map_err(failed)?,
+        )),
         Database::Postgres(postgres) => {
-            let options = postgres_options(postgres, settings)?;
+            let mut options = postgres_options(postgres, settings)?;
+            options.keys = keys;
             Ok(Box::new(
                 PostgresReader::connect(&options).await.map_err(failed)?,
             ))
@@ -99,14 +149,14 @@ pub async fn open_reader(settings: &config::Storage) -> Result<Box<dyn StoreRead
 
 /// Brings the database to this build's schema (`hookinbox migrate`); safe
 /// while other processes run or start.
-pub async fn migrate(settings: &config::Storage) -> Result<(), OpenError> {
+pub async fn migrate(settings: &config::Storage, encryption: &Encryption) -> Result<(), OpenError> {
     let failed = |source| OpenError::Store {
         database: settings.database.describe(),
         source,
     };
     match &settings.database {
         // Opening an SQLite store migrates it; the writer stops when dropped.
-        Database::Sqlite { .. } => open(settings).await.map(drop),
+        Database::Sqlite { .. } => open(settings, encryption).await.map(drop),
         Database::Postgres(postgres) => {
             let options = postgres_options(postgres, settings)?;
             hookinbox_store::postgres::migrate(&options)

@@ -23,6 +23,9 @@ const STRIPE_CONFIG: &str = r#"
 [storage]
 url = "sqlite://inbox.db"
 
+[encryption]
+allow_plaintext = true
+
 [[endpoint]]
 id = "stripe"
 provider = "stripe"

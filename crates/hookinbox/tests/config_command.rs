@@ -40,6 +40,7 @@ fn the_printed_example_passes_config_check() {
     let env = [
         ("STRIPE_WEBHOOK_SECRET", "whsec_c3RyaXBlLWRldg=="),
         ("BILLING_WEBHOOK_SECRET", TARGET_SECRET),
+        ("HOOKINBOX_ENCRYPTION_KEY", ENCRYPTION_KEY),
     ];
     let out = check(&config, false, &env);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -73,6 +74,9 @@ fn config_check_prints_sources_never_secrets() {
         &config,
         format!(
             r#"
+[encryption]
+allow_plaintext = true
+
 [admin]
 listen = "127.0.0.1:0"
 token = "{admin}"

@@ -13,6 +13,8 @@ use support::*;
 
 const STRIPE_SECRET: &str = "whsec_deploy_test_0000000000000000";
 const ADMIN_TOKEN: &str = "deploy-test-admin-token-0123456789";
+/// 32 bytes, base64: the key `deploy/hookinbox.toml` reads from the environment.
+const ENCRYPTION_KEY: &str = hookinbox_testing::ENCRYPTION_KEY;
 
 /// Where the sample keeps its data: the unit's StateDirectory, the image's volume.
 const STORAGE_URL_LINE: &str = r#"url = "sqlite:///var/lib/hookinbox/hookinbox.db""#;
@@ -88,6 +90,7 @@ async fn the_sample_config_starts_and_accepts_a_signed_event() {
         &[
             ("STRIPE_WEBHOOK_SECRET", STRIPE_SECRET),
             ("HOOKINBOX_ADMIN_TOKEN", ADMIN_TOKEN),
+            ("HOOKINBOX_ENCRYPTION_KEY", ENCRYPTION_KEY),
         ],
     );
     let client = client();

@@ -398,3 +398,96 @@ fn an_unreachable_database_stops_start_up_with_one_line_and_no_password() {
     assert!(!stderr.contains(secret), "{stderr}");
     assert!(out.stdout.is_empty(), "nothing announced");
 }
+
+/// With a key, PostgreSQL holds neither the body nor the audit headers in
+/// the clear, the operator's `events show --payload` opens them, and
+/// `keys rewrap` moves them to a new active key while the old one is
+/// still listed; after it, the old key can go.
+#[tokio::test]
+async fn on_postgres_bodies_and_headers_are_sealed_and_rewrapped() {
+    use base64::Engine;
+    let key = |id: &str, byte: u8| {
+        let value = base64::engine::general_purpose::STANDARD.encode([byte; 32]);
+        format!("[[encryption.key]]\nid = \"{id}\"\nvalue = \"{value}\"\n")
+    };
+    let schema = PgSchema::new();
+    let dir = tempfile::tempdir().unwrap();
+    let unused = dir.path().join("unused.db");
+    let marker = "PGMARKER-5d1c-not-in-the-clear";
+    let server = Server::start(
+        dir.path(),
+        &schema
+            .config(TestConfig::new(&unused).encryption(&key("k1", 1)))
+            .to_string(),
+    );
+    let body = format!(r#"{{"id":"pg-sealed","type":"payment.succeeded","note":"{marker}"}}"#);
+    let event = lab_signed(body.clone(), now()).with("x-audit-marker", marker);
+    let answer = post(&client(), &server.url("/hooks/lab"), &event).await;
+    assert_eq!(answer.status, 200, "{:?}", answer.body);
+    let id = answer.json()["id"].as_str().unwrap().to_owned();
+    drop(server);
+
+    let clear = schema
+        .count(&format!(
+            "SELECT count(*) FROM inbox i JOIN inbox_payload p ON p.inbox_id = i.id \
+             WHERE position('{marker}'::bytea IN p.payload) > 0 \
+                OR position('{marker}' IN i.audit_headers) > 0"
+        ))
+        .await;
+    assert_eq!(clear, 0, "the marker is stored in the clear");
+    assert_eq!(
+        schema
+            .count("SELECT count(*) FROM inbox WHERE payload_key_id = 'k1'")
+            .await,
+        1
+    );
+
+    let both = dir.path().join("both.toml");
+    let both_keys = format!(
+        "[encryption]\nactive = \"k2\"\n{}{}",
+        key("k1", 1),
+        key("k2", 2)
+    );
+    std::fs::write(
+        &both,
+        schema
+            .config(TestConfig::new(&unused).encryption(&both_keys))
+            .to_string(),
+    )
+    .unwrap();
+    let out = hookinbox(&["keys", "rewrap"], &both);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("rewrapped 1 records to key k2"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        schema
+            .count("SELECT count(*) FROM inbox WHERE payload_key_id = 'k2'")
+            .await,
+        1
+    );
+
+    let only_k2 = dir.path().join("k2.toml");
+    std::fs::write(
+        &only_k2,
+        schema
+            .config(TestConfig::new(&unused).encryption(&key("k2", 2)))
+            .to_string(),
+    )
+    .unwrap();
+    let out = hookinbox(&["events", "show", &id, "--payload"], &only_k2);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&body));
+}

@@ -258,6 +258,9 @@ unverified_rate_limit = {{ per_second = 1, burst = 100 }}
 [storage]
 url = "sqlite://{db}"
 
+[encryption]
+allow_plaintext = true
+
 [[endpoint]]
 id = "lab"
 provider = "lab"

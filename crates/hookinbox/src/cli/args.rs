@@ -93,6 +93,22 @@ pub enum Command {
         #[arg(long)]
         config: PathBuf,
     },
+    /// The encryption keys that seal bodies and audit headers at rest.
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
+    /// Remove what `[retention]` says is due now, as `serve` does every
+    /// `purge_interval`; safe while the service runs.
+    Purge {
+        /// The configuration file (TOML); relative paths in it are taken from
+        /// its folder.
+        #[arg(long)]
+        config: PathBuf,
+        /// Only count what is due, rule by rule, on stdout.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Inbox counts by status and endpoint.
     Stats {
         /// The configuration file (TOML); relative paths in it are taken from
@@ -160,6 +176,22 @@ pub enum EventsCommand {
         /// Print JSON (the replayed inbox ids) instead of text.
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Reseal every record not under the active key (older keys, plaintext)
+    /// under it, in batches; safe while the service runs. Then the older
+    /// keys can be removed from the configuration.
+    Rewrap {
+        /// The configuration file (TOML); relative paths in it are taken from
+        /// its folder.
+        #[arg(long)]
+        config: PathBuf,
+        /// Records resealed per transaction.
+        #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
+        batch: u32,
     },
 }
 

@@ -16,7 +16,7 @@ use tracing_subscriber::EnvFilter;
 use crate::commands;
 use crate::commands::output::{error_line, is_stdout_closed, note_line, Stdout};
 use crate::HandlerRegistry;
-pub(crate) use args::{Cli, Command, ConfigCommand, EventsCommand, LogFormat};
+pub(crate) use args::{Cli, Command, ConfigCommand, EventsCommand, KeysCommand, LogFormat};
 
 /// The `hookinbox` program: parses the command line, logs to stderr
 /// (`--log-format`, `RUST_LOG`), runs the command, and returns its exit
@@ -81,6 +81,14 @@ fn run_command(command: Command, handlers: HandlerRegistry) -> anyhow::Result<bo
             .map(|()| true),
         Command::Migrate { config } => runtime()?
             .block_on(commands::migrate::run(&config))
+            .map(|()| true),
+        Command::Keys { command } => match command {
+            KeysCommand::Rewrap { config, batch } => runtime()?
+                .block_on(commands::keys::rewrap(&config, batch as usize))
+                .map(|()| true),
+        },
+        Command::Purge { config, dry_run } => runtime()?
+            .block_on(commands::purge::run(&config, dry_run, &mut Stdout::lock()))
             .map(|()| true),
         Command::Config { command } => commands::config::run(command).map(|()| true),
     }

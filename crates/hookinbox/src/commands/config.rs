@@ -18,12 +18,14 @@ pub(crate) fn run(command: ConfigCommand) -> anyhow::Result<()> {
 }
 
 /// Checks a configuration as `serve` would before it opens the database or
-/// a socket — the file, then every secret, key, certificate and CA file —
+/// a socket — the file, then every secret, key, certificate and CA file, and
+/// the encryption keys (a development key file `serve` would create may be missing) —
 /// and prints the settings it resolves to. Secrets are printed as their
 /// sources only: the settings hold nothing else.
 fn check(path: &Path, json: bool) -> anyhow::Result<()> {
     let settings = config::load(path)?;
     Components::build(&settings)?;
+    crate::encryption::check(&settings.encryption)?;
     for endpoint in &settings.endpoints {
         for target in &endpoint.targets {
             if matches!(target.kind, config::TargetKind::Handler) {

@@ -24,7 +24,7 @@ pub async fn run(command: EventsCommand, out: &mut impl Write) -> anyhow::Result
             json,
         } => {
             let config = config::load(&config)?;
-            let reader = storage::open_reader(&config.storage).await?;
+            let reader = storage::open_reader(&config.storage, &config.encryption).await?;
             let filter = EventFilter {
                 status: status.as_deref().map(parse_status).transpose()?,
                 endpoint_id: endpoint,
@@ -62,7 +62,7 @@ pub async fn run(command: EventsCommand, out: &mut impl Write) -> anyhow::Result
             json,
         } => {
             let config = config::load(&config)?;
-            let reader = storage::open_reader(&config.storage).await?;
+            let reader = storage::open_reader(&config.storage, &config.encryption).await?;
             let Some((detail, raw)) = reader.show_event(&id, payload).await? else {
                 note!("no event {id}");
                 return Ok(false);
@@ -108,7 +108,9 @@ pub async fn run(command: EventsCommand, out: &mut impl Write) -> anyhow::Result
                 }
                 _ => bail!("give an event id or --status failed"),
             };
-            let store = storage::open(&config.storage).await?.shared();
+            let store = storage::open(&config.storage, &config.encryption)
+                .await?
+                .shared();
             let replayed = store
                 .replay(selector, clock::unix_millis())
                 .await

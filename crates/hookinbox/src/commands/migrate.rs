@@ -12,7 +12,7 @@ use crate::{config, storage};
 /// Migrates the configured database and says which one.
 pub async fn run(config_path: &Path) -> anyhow::Result<()> {
     let config = config::load(config_path)?;
-    storage::migrate(&config.storage).await?;
+    storage::migrate(&config.storage, &config.encryption).await?;
     note!(
         "database {} is at this build's schema",
         config.storage.database.describe()

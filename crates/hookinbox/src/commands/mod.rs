@@ -3,8 +3,11 @@
 pub mod config;
 pub mod event_text;
 pub mod events;
+pub mod keys;
 pub mod migrate;
 pub mod output;
+pub mod progress;
+pub mod purge;
 pub mod serve;
 pub mod stats;
 pub mod verify;

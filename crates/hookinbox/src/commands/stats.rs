@@ -9,7 +9,7 @@ use crate::storage;
 /// Prints the counts to `out`, as a table or as JSON.
 pub async fn run(config_path: &Path, json: bool, out: &mut impl Write) -> anyhow::Result<()> {
     let config = config::load(config_path)?;
-    let reader = storage::open_reader(&config.storage).await?;
+    let reader = storage::open_reader(&config.storage, &config.encryption).await?;
     let stats = reader.stats().await?;
     if json {
         writeln!(out, "{}", serde_json::to_string_pretty(&stats)?)?;

@@ -29,6 +29,12 @@ pub struct ConfigFile {
     pub delivery: DeliveryFile,
     /// The admin listener (`/metrics`, `/readyz`); off unless configured.
     pub admin: Option<AdminFile>,
+    /// The keys that seal bodies and audit headers at rest.
+    #[serde(default)]
+    pub encryption: EncryptionFile,
+    /// How long bodies, dedup records and dead deliveries are kept.
+    #[serde(default)]
+    pub retention: RetentionFile,
     /// The webhook endpoints, each served at `/hooks/{id}`.
     #[serde(default)]
     pub endpoint: Vec<EndpointFile>,
@@ -321,6 +327,95 @@ impl Default for DeliveryFile {
             lease: default_lease(),
             poll_interval: default_poll_interval(),
             rescue_interval: default_rescue_interval(),
+        }
+    }
+}
+
+/// `[encryption]`: the key ring that seals raw bodies and audit headers at
+/// rest.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EncryptionFile {
+    /// The id of the key new records are sealed with; may be left out when
+    /// there is one key.
+    pub active: Option<String>,
+    /// Start without any key, storing bodies and audit headers in plaintext.
+    #[serde(default)]
+    pub allow_plaintext: bool,
+    /// The keys: the active one and older ones kept to open what they sealed.
+    #[serde(default)]
+    pub key: Vec<EncryptionKeyFile>,
+}
+
+/// `[[encryption.key]]`: one key of the ring, 32 bytes in base64.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EncryptionKeyFile {
+    /// The key's id, stored with every record it seals (1–64 visible ASCII characters).
+    pub id: String,
+    /// The key itself (development only: prefer `value_env` or `value_file`).
+    pub value: Option<String>,
+    /// The name of an environment variable holding the key.
+    pub value_env: Option<String>,
+    /// A file holding the key (trailing newline trimmed; relative to the config file).
+    pub value_file: Option<PathBuf>,
+    /// With `value_file`: when the file is missing, `serve` creates it (0600)
+    /// with a new random key. For development only.
+    #[serde(default)]
+    pub create_if_missing: bool,
+}
+
+impl std::fmt::Debug for EncryptionKeyFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EncryptionKeyFile")
+            .field("id", &self.id)
+            .field("value", &self.value.as_ref().map(|_| "[redacted]"))
+            .field("value_env", &self.value_env)
+            .field("value_file", &self.value_file)
+            .field("create_if_missing", &self.create_if_missing)
+            .finish()
+    }
+}
+
+/// `[retention]`: how long each kind of data is kept; every rule is off
+/// (kept for ever) unless set.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetentionFile {
+    /// Bodies and audit headers of events older than this are dropped; the
+    /// rows stay.
+    #[serde(default, with = "humantime_serde")]
+    pub raw_payload: Option<Duration>,
+    /// Events older than this are deleted whole; never less than the
+    /// longest redelivery window of the endpoints' providers.
+    #[serde(default, with = "humantime_serde")]
+    pub dedup: Option<Duration>,
+    /// DEAD deliveries older than this are deleted with their attempts.
+    #[serde(default, with = "humantime_serde")]
+    pub dead_deliveries: Option<Duration>,
+    /// How often `serve` purges.
+    #[serde(default = "default_purge_interval", with = "humantime_serde")]
+    pub purge_interval: Duration,
+    /// Items purged per rule in one transaction.
+    #[serde(default = "default_purge_batch")]
+    pub batch: usize,
+}
+
+fn default_purge_interval() -> Duration {
+    Duration::from_secs(5 * 60)
+}
+fn default_purge_batch() -> usize {
+    1000
+}
+
+impl Default for RetentionFile {
+    fn default() -> Self {
+        RetentionFile {
+            raw_payload: None,
+            dedup: None,
+            dead_deliveries: None,
+            purge_interval: default_purge_interval(),
+            batch: default_purge_batch(),
         }
     }
 }

@@ -18,11 +18,13 @@
 
 mod admin;
 mod checks;
+mod encryption;
 mod endpoint;
 mod error;
 mod file;
 mod nats_subject;
 mod renamed_fields;
+mod retention;
 mod secret_source;
 mod server;
 mod settings;
@@ -37,9 +39,11 @@ mod tests;
 use std::path::{Path, PathBuf};
 
 pub use admin::Admin;
+pub use encryption::{Encryption, EncryptionKey};
 pub use endpoint::{BasicAuth, Endpoint, ObjectOrdering, SecretVersion};
 pub use error::ConfigError;
 pub use nats_subject::SubjectTemplate;
+pub use retention::Retention;
 pub use secret_source::{SecretSource, SecretValue};
 pub use server::{RateLimit, Server, Tls};
 pub use settings::Settings;

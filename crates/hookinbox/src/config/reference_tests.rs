@@ -17,8 +17,9 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 
 use super::file::{
-    AdminFile, BasicAuthFile, ConfigFile, DeliveryFile, EndpointFile, GenericHmacFile,
-    RateLimitFile, SecretFile, ServerFile, StorageFile, TargetFile, TlsFile,
+    AdminFile, BasicAuthFile, ConfigFile, DeliveryFile, EncryptionFile, EncryptionKeyFile,
+    EndpointFile, GenericHmacFile, RateLimitFile, RetentionFile, SecretFile, ServerFile,
+    StorageFile, TargetFile, TlsFile,
 };
 use super::*;
 
@@ -32,6 +33,9 @@ fn tables() -> Vec<(&'static str, BTreeSet<String>)> {
         ("storage", fields_of::<StorageFile>()),
         ("delivery", fields_of::<DeliveryFile>()),
         ("admin", fields_of::<AdminFile>()),
+        ("encryption", fields_of::<EncryptionFile>()),
+        ("encryption.key", fields_of::<EncryptionKeyFile>()),
+        ("retention", fields_of::<RetentionFile>()),
         ("endpoint", fields_of::<EndpointFile>()),
         ("endpoint.rate_limit", fields_of::<RateLimitFile>()),
         ("endpoint.basic_auth", fields_of::<BasicAuthFile>()),
@@ -144,6 +148,10 @@ fn the_example_shows_the_defaults() {
     let only_required = r#"
         [admin]
         listen = "127.0.0.1:9090"
+
+        [[encryption.key]]
+        id = "k1"
+        value_env = "HOOKINBOX_ENCRYPTION_KEY"
 
         [[endpoint]]
         id = "stripe"

@@ -15,8 +15,10 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::admin::Admin;
+use super::encryption::Encryption;
 use super::endpoint::Endpoint;
 use super::file::ConfigFile;
+use super::retention::Retention;
 use super::server::Server;
 use super::storage::{Delivery, Storage};
 use super::ConfigError;
@@ -32,6 +34,10 @@ pub struct Settings {
     pub delivery: Delivery,
     /// `[admin]`: metrics and readiness, if configured.
     pub admin: Option<Admin>,
+    /// `[encryption]`: the keys that seal bodies at rest.
+    pub encryption: Encryption,
+    /// `[retention]`: how long data is kept.
+    pub retention: Retention,
     /// At least one, ids unique.
     #[serde(rename = "endpoint")]
     pub endpoints: Vec<Endpoint>,
@@ -47,6 +53,8 @@ impl Settings {
             .admin
             .map(|admin| Admin::from_file(admin, base_dir))
             .transpose()?;
+        let encryption = Encryption::from_file(file.encryption, base_dir)?;
+        let retention = Retention::from_file(file.retention)?;
         if file.endpoint.is_empty() {
             return Err(ConfigError::invalid(
                 "endpoint",
@@ -69,6 +77,8 @@ impl Settings {
             storage,
             delivery,
             admin,
+            encryption,
+            retention,
             endpoints,
         })
     }

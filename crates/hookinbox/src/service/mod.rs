@@ -27,6 +27,7 @@ use crate::delivery::{self, HandlerRegistry};
 use crate::endpoint::Endpoints;
 use crate::error::Error;
 use crate::reload::{self, Reloadable};
+use crate::retention;
 use crate::storage::{self, OpenedStore};
 use crate::tls_listener::TlsListener;
 use crate::{admin, server, telemetry};
@@ -160,13 +161,18 @@ impl Service {
         for endpoint in &settings.endpoints {
             startup_log::endpoint_ready(endpoint);
         }
-        let store = ServiceStore::open(store, &settings.storage).await?;
+        let store = ServiceStore::open(store, &settings).await?;
         let metrics = telemetry::install();
         let (stop_background, stopping) = StopOnDrop::channel();
         if let Some(admin_settings) = admin_settings {
             let address =
                 admin::spawn(admin_settings, metrics, store.shared(), stopping.clone()).await?;
             tracing::info!(message = "Admin listener up.", address = %address);
+        }
+        // Retention: only `serve` purges (see `retention`), and only the
+        // configured store.
+        if let ServiceStore::Configured(opened) = &store {
+            retention::spawn_purge_task(opened.clone(), &settings, stopping.clone());
         }
         // Before the public port: a handler target without a handler stops start-up.
         let delivery = if workers {
@@ -223,7 +229,7 @@ impl Service {
     /// [`workers`](Service::workers) do not apply.
     pub async fn work_until(self, shutdown: impl Future<Output = ()> + Send) -> Result<(), Error> {
         let endpoints = crate::endpoint::build_all(&self.settings)?;
-        let store = ServiceStore::open(self.store, &self.settings.storage).await?;
+        let store = ServiceStore::open(self.store, &self.settings).await?;
         let (stop, stopping) = StopOnDrop::channel();
         let delivery = store.spawn_workers(&endpoints, &self.settings, &self.handlers, stopping)?;
         // `systemctl reload` must not stop the workers: nothing of theirs is
@@ -249,13 +255,12 @@ enum ServiceStore {
 }
 
 impl ServiceStore {
-    async fn open(
-        given: Option<Arc<dyn Store>>,
-        settings: &config::Storage,
-    ) -> Result<Self, Error> {
+    async fn open(given: Option<Arc<dyn Store>>, settings: &Settings) -> Result<Self, Error> {
         match given {
             Some(store) => Ok(ServiceStore::Given(store)),
-            None => Ok(ServiceStore::Configured(storage::open(settings).await?)),
+            None => Ok(ServiceStore::Configured(
+                storage::open(&settings.storage, &settings.encryption).await?,
+            )),
         }
     }
 

@@ -26,6 +26,9 @@ pub fn config_with_nats_target(db: &Path, url: &str, subject: &str, target_extra
 [storage]
 url = "sqlite://{db}"
 
+[encryption]
+allow_plaintext = true
+
 [delivery]
 poll_interval = "50ms"
 lease = "1s"
