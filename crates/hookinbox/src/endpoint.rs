@@ -118,6 +118,14 @@ impl Endpoint {
         self.verifier.verify(request, now)
     }
 
+    /// Whether some secret version is inside its validity window at `now`.
+    /// Without one no request can be verified, whoever sent it: that is the
+    /// service's own trouble (a rotation that left a gap), answered as such
+    /// (`Rejection::NoActiveSecret`), never as a bad signature.
+    pub fn has_active_secret(&self, now: i64) -> bool {
+        self.verifier.keys().active(now).next().is_some()
+    }
+
     /// For a provider whose event id is not signed, its redelivery window in
     /// milliseconds: inside it, the same body under another id is the same
     /// event (see `NewEvent::fingerprint_window_ms`). `None` when the id is

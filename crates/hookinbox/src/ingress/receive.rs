@@ -254,6 +254,14 @@ struct CheckedRequest {
     fingerprint: Fingerprint,
 }
 
+/// Why a request was not verified.
+enum NotVerified {
+    /// The endpoint has no secret version in its window: nothing could be.
+    NoActiveSecret,
+    /// Verification refused the request.
+    Refused(Failure),
+}
+
 /// Runs verification (and the fingerprint) in place or on the blocking pool.
 async fn verify(
     endpoint: &Arc<Endpoint>,
@@ -265,10 +273,16 @@ async fn verify(
     let body_len = body.len();
     let run = {
         let endpoint = Arc::clone(endpoint);
-        move || -> Result<CheckedRequest, Failure> {
+        move || -> Result<CheckedRequest, NotVerified> {
+            let now = clock::unix_seconds();
+            if !endpoint.has_active_secret(now) {
+                return Err(NotVerified::NoActiveSecret);
+            }
             let request =
                 hookinbox_verify::Request::new(&headers, &body).with_query(query.as_deref());
-            let verified = endpoint.verify(&request, clock::unix_seconds())?;
+            let verified = endpoint
+                .verify(&request, now)
+                .map_err(NotVerified::Refused)?;
             let fingerprint = Fingerprint::of(&body);
             Ok(CheckedRequest {
                 verified,
@@ -288,7 +302,20 @@ async fn verify(
     } else {
         run()
     };
-    result.map_err(|failure| {
+    result.map_err(|not_verified| {
+        let failure = match not_verified {
+            NotVerified::Refused(failure) => failure,
+            NotVerified::NoActiveSecret => {
+                if let Some(suppressed) = refusals.admit() {
+                    tracing::warn!(
+                        message = "No secret version of the endpoint is inside its validity window; answered 503.",
+                        endpoint = %endpoint_id,
+                        suppressed_since_last_line = suppressed
+                    );
+                }
+                return Rejection::NoActiveSecret;
+            }
+        };
         // Only names and numbers: never the body of an unverified request;
         // and a bounded number of lines, however many refusals arrive.
         if let Some(suppressed) = refusals.admit() {
