@@ -1,8 +1,10 @@
 //! An endpoint at run time: its verifier (adapter + key ring), limits and
-//! rate limiter, built once from configuration at start-up.
+//! rate limiter, built once from configuration at start-up. Only the
+//! verifier can change afterwards: a key reload ([`crate::key_reload`])
+//! swaps it whole, with the key ring read from the new secret versions.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
@@ -16,7 +18,12 @@ use crate::delivery::target::Target;
 pub struct Endpoint {
     pub id: String,
     pub provider: &'static str,
-    pub verifier: Verifier,
+    /// Swapped whole by a key reload; a request verifies with the one it
+    /// took at its start, so a swap never fails a request in flight.
+    verifier: RwLock<Arc<Verifier>>,
+    /// The settings it was built from, for a key reload to build the
+    /// verifier again with new secret versions and nothing else changed.
+    settings: config::Endpoint,
     /// A credential required besides the signature (`basic_auth`).
     basic_auth: Option<BasicAuth>,
     pub max_body_bytes: usize,
@@ -47,10 +54,7 @@ impl Endpoint {
         lease: Duration,
     ) -> Result<Endpoint, ConfigError> {
         let field = |name: &str| format!("endpoint[{index}].{name}");
-        // The settings built this adapter once already: it cannot fail now,
-        // but if it did the message would still name the field.
-        let adapter = adapter_for(settings.provider, &settings.adapter_settings())
-            .map_err(|e| ConfigError::invalid(field("provider"), e.to_string()))?;
+        let verifier = build_verifier(settings, index)?;
         let basic_auth = match &settings.basic_auth {
             Some(auth) => {
                 let password = auth.password.read(&field("basic_auth.password"))?;
@@ -58,20 +62,6 @@ impl Endpoint {
             }
             None => None,
         };
-        let mut secrets = Vec::with_capacity(settings.secrets.len());
-        for (n, secret) in settings.secrets.iter().enumerate() {
-            let value = secret.value.read(&field(&format!("secret[{n}].value")))?;
-            secrets.push(SecretInput {
-                version: secret.version.clone(),
-                value: value.expose().to_owned(),
-                not_before: secret.not_before,
-                not_after: secret.not_after,
-            });
-        }
-        let verifier = Verifier::new(adapter, secrets)
-            .map_err(|e| ConfigError::invalid(field("secret"), e.to_string()))?
-            .with_tolerance_seconds(settings.tolerance_seconds())
-            .with_allowed_types(settings.event_types.clone());
         let rate_limiter = settings.rate_limit.map(|rate| {
             RateLimiter::direct(Quota::per_second(rate.per_second).allow_burst(rate.burst))
         });
@@ -87,7 +77,8 @@ impl Endpoint {
         Ok(Endpoint {
             id: settings.id.clone(),
             provider: settings.provider,
-            verifier,
+            verifier: RwLock::new(Arc::new(verifier)),
+            settings: settings.clone(),
             basic_auth,
             max_body_bytes: settings.max_body_bytes.get(),
             content_types: settings.content_types.clone(),
@@ -107,6 +98,15 @@ impl Endpoint {
         request: &hookinbox_verify::Request<'_>,
         now: i64,
     ) -> Result<Verified, Failure> {
+        self.verify_with(&self.verifier(), request, now)
+    }
+
+    fn verify_with(
+        &self,
+        verifier: &Verifier,
+        request: &hookinbox_verify::Request<'_>,
+        now: i64,
+    ) -> Result<Verified, Failure> {
         if let Some(basic_auth) = &self.basic_auth {
             basic_auth
                 .check(request.headers)
@@ -115,15 +115,53 @@ impl Endpoint {
                     diagnosis: Box::default(),
                 })?;
         }
-        self.verifier.verify(request, now)
+        verifier.verify(request, now)
     }
 
-    /// Whether some secret version is inside its validity window at `now`.
-    /// Without one no request can be verified, whoever sent it: that is the
+    /// The verifier in use now.
+    pub fn verifier(&self) -> Arc<Verifier> {
+        Arc::clone(&self.verifier.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Reads the secret versions of `secrets` from their sources and, when
+    /// every one can be used, puts the key ring they make in place of the
+    /// current one; every other setting of the endpoint stays as it was
+    /// built. On an error (naming the field, as `endpoint[{index}].…`) the
+    /// current key ring stays.
+    pub fn replace_secrets(
+        &self,
+        secrets: &[config::SecretVersion],
+        index: usize,
+    ) -> Result<(), ConfigError> {
+        let settings = config::Endpoint {
+            secrets: secrets.to_vec(),
+            ..self.settings.clone()
+        };
+        let verifier = Arc::new(build_verifier(&settings, index)?);
+        *self
+            .verifier
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = verifier;
+        Ok(())
+    }
+
+    /// [`Endpoint::verify`] as ingress runs it: with one key ring from
+    /// start to end, and refused as [`NotVerified::NoActiveSecret`] when no
+    /// secret version of that ring is inside its validity window at `now`.
+    /// Then no request can be verified, whoever sent it: that is the
     /// service's own trouble (a rotation that left a gap), answered as such
     /// (`Rejection::NoActiveSecret`), never as a bad signature.
-    pub fn has_active_secret(&self, now: i64) -> bool {
-        self.verifier.keys().active(now).next().is_some()
+    pub fn verify_serving(
+        &self,
+        request: &hookinbox_verify::Request<'_>,
+        now: i64,
+    ) -> Result<Verified, NotVerified> {
+        let verifier = self.verifier();
+        if verifier.keys().active(now).next().is_none() {
+            return Err(NotVerified::NoActiveSecret);
+        }
+        self.verify_with(&verifier, request, now)
+            .map_err(NotVerified::Refused)
     }
 
     /// For a provider whose event id is not signed, its redelivery window in
@@ -131,7 +169,8 @@ impl Endpoint {
     /// event (see `NewEvent::fingerprint_window_ms`). `None` when the id is
     /// signed.
     pub fn fingerprint_window_ms(&self) -> Option<i64> {
-        let adapter = self.verifier.adapter();
+        let verifier = self.verifier();
+        let adapter = verifier.adapter();
         (!adapter.coverage().event_id).then(|| {
             i64::try_from(adapter.redelivery_window_seconds().saturating_mul(1000))
                 .unwrap_or(i64::MAX)
@@ -189,6 +228,39 @@ impl Endpoint {
             wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
         })
     }
+}
+
+/// Why ingress did not verify a request.
+#[derive(Debug)]
+pub enum NotVerified {
+    /// The endpoint has no secret version in its window: nothing could be.
+    NoActiveSecret,
+    /// Verification refused the request.
+    Refused(Failure),
+}
+
+/// The verifier of an endpoint's settings: its adapter, and the key ring
+/// read from its secret versions' sources.
+fn build_verifier(settings: &config::Endpoint, index: usize) -> Result<Verifier, ConfigError> {
+    let field = |name: &str| format!("endpoint[{index}].{name}");
+    // The settings built this adapter once already: it cannot fail now,
+    // but if it did the message would still name the field.
+    let adapter = adapter_for(settings.provider, &settings.adapter_settings())
+        .map_err(|e| ConfigError::invalid(field("provider"), e.to_string()))?;
+    let mut secrets = Vec::with_capacity(settings.secrets.len());
+    for (n, secret) in settings.secrets.iter().enumerate() {
+        let value = secret.value.read(&field(&format!("secret[{n}].value")))?;
+        secrets.push(SecretInput {
+            version: secret.version.clone(),
+            value: value.expose().to_owned(),
+            not_before: secret.not_before,
+            not_after: secret.not_after,
+        });
+    }
+    Ok(Verifier::new(adapter, secrets)
+        .map_err(|e| ConfigError::invalid(field("secret"), e.to_string()))?
+        .with_tolerance_seconds(settings.tolerance_seconds())
+        .with_allowed_types(settings.event_types.clone()))
 }
 
 /// Every endpoint by id.

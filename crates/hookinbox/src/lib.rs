@@ -70,6 +70,7 @@ mod error;
 pub(crate) mod failpoint;
 pub(crate) mod ingress;
 pub(crate) mod json_line;
+pub(crate) mod key_reload;
 pub(crate) mod reload;
 pub(crate) mod server;
 mod service;

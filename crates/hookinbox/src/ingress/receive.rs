@@ -11,7 +11,7 @@ use axum::http::{header, request, HeaderMap, HeaderValue, Method, Request, Statu
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use hookinbox_store::{AcceptOutcome, Fingerprint, NewEvent, UnsignedMetadata};
-use hookinbox_verify::{Failure, Headers, Outcome, Reply, Verified};
+use hookinbox_verify::{Headers, Outcome, Reply, Verified};
 
 use super::audit_headers::audit_headers;
 use super::body::{declared_length, RequestBody};
@@ -19,7 +19,7 @@ use super::refusal_log::RefusalLog;
 use super::rejection::{Acceptance, Rejection};
 use crate::app_state::AppState;
 use crate::clock;
-use crate::endpoint::Endpoint;
+use crate::endpoint::{Endpoint, NotVerified};
 use crate::failpoint::Failpoint;
 use crate::telemetry::{
     AcceptedEvent, CommitFailed, CommitTimedOut, IngressOutcome, SecretVersionMatched,
@@ -254,14 +254,6 @@ struct CheckedRequest {
     fingerprint: Fingerprint,
 }
 
-/// Why a request was not verified.
-enum NotVerified {
-    /// The endpoint has no secret version in its window: nothing could be.
-    NoActiveSecret,
-    /// Verification refused the request.
-    Refused(Failure),
-}
-
 /// Runs verification (and the fingerprint) in place or on the blocking pool.
 async fn verify(
     endpoint: &Arc<Endpoint>,
@@ -274,15 +266,9 @@ async fn verify(
     let run = {
         let endpoint = Arc::clone(endpoint);
         move || -> Result<CheckedRequest, NotVerified> {
-            let now = clock::unix_seconds();
-            if !endpoint.has_active_secret(now) {
-                return Err(NotVerified::NoActiveSecret);
-            }
             let request =
                 hookinbox_verify::Request::new(&headers, &body).with_query(query.as_deref());
-            let verified = endpoint
-                .verify(&request, now)
-                .map_err(NotVerified::Refused)?;
+            let verified = endpoint.verify_serving(&request, clock::unix_seconds())?;
             let fingerprint = Fingerprint::of(&body);
             Ok(CheckedRequest {
                 verified,

@@ -1,0 +1,32 @@
+//! `/admin/keys…`: the endpoints' key rings, behind the admin token.
+//!
+//! - `POST /admin/keys/reload` runs a key reload ([`crate::key_reload`]),
+//!   as SIGHUP does, and answers its report: which endpoints' rings were
+//!   replaced, what could not be read (by field), and whether the file
+//!   changes something that needs a restart. `hookinbox keys reload` calls it.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+
+use crate::json_line::JsonLine;
+use crate::key_reload::KeyReloader;
+
+/// `POST /admin/keys/reload`: 200 with the report (whether or not every
+/// source could be read), 404 when this process has no key rings (`work`).
+pub async fn reload(State(keys): State<Option<Arc<KeyReloader>>>) -> Response {
+    let Some(keys) = keys else {
+        return (StatusCode::NOT_FOUND, "no key rings in this process").into_response();
+    };
+    // Reading secret files and the configuration is blocking I/O.
+    match tokio::task::spawn_blocking(move || keys.reload_keys()).await {
+        Ok(report) => JsonLine(report).into_response(),
+        Err(_) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the reload did not finish",
+        )
+            .into_response(),
+    }
+}
