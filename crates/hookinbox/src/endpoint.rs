@@ -13,6 +13,7 @@ use hookinbox_verify::{adapter_for, Failure, SecretInput, Verified, Verifier};
 use crate::basic_auth::BasicAuth;
 use crate::config::{self, ConfigError, Settings};
 use crate::delivery::target::Target;
+use crate::secret_matches::SecretMatches;
 
 /// One configured endpoint, ready to serve.
 pub struct Endpoint {
@@ -24,6 +25,9 @@ pub struct Endpoint {
     /// The settings it was built from, for a key reload to build the
     /// verifier again with new secret versions and nothing else changed.
     settings: config::Endpoint,
+    /// Requests each secret version verified, by version name (kept across
+    /// key reloads).
+    matches: SecretMatches,
     /// A credential required besides the signature (`basic_auth`).
     basic_auth: Option<BasicAuth>,
     pub max_body_bytes: usize,
@@ -79,6 +83,7 @@ impl Endpoint {
             provider: settings.provider,
             verifier: RwLock::new(Arc::new(verifier)),
             settings: settings.clone(),
+            matches: SecretMatches::default(),
             basic_auth,
             max_body_bytes: settings.max_body_bytes.get(),
             content_types: settings.content_types.clone(),
@@ -116,6 +121,17 @@ impl Endpoint {
                 })?;
         }
         verifier.verify(request, now)
+    }
+
+    /// Counts a request verified by secret `version` at `now`.
+    pub fn record_match(&self, version: &str, now: i64) {
+        self.matches.record(version, now);
+    }
+
+    /// The requests secret `version` verified in this process in the 24
+    /// hours up to `now`.
+    pub fn matches_last_24h(&self, version: &str, now: i64) -> u64 {
+        self.matches.last_24h(version, now)
     }
 
     /// The verifier in use now.

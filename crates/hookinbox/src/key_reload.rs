@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::{self, ConfigError, Settings};
 use crate::endpoint::Endpoints;
@@ -40,7 +40,7 @@ pub struct KeyReloader {
 }
 
 /// What one reload did.
-#[derive(Debug, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ReloadReport {
     /// Endpoints whose key ring was replaced.
     pub reloaded: Vec<String>,
@@ -61,6 +61,11 @@ impl KeyReloader {
             failing: AtomicBool::new(false),
             one_at_a_time: Mutex::new(()),
         }
+    }
+
+    /// The endpoints whose rings it reloads.
+    pub fn endpoints(&self) -> &Endpoints {
+        &self.endpoints
     }
 
     /// Whether the last reload kept a ring because a source could not be

@@ -72,6 +72,72 @@ fn sender(
     })
 }
 
+/// Runs `hookinbox keys …` against the server's admin listener.
+async fn keys(server: &Server, args: &[&str]) -> std::process::Output {
+    let admin = server.admin_address().await.to_string();
+    let config = server.config_path.to_str().unwrap().to_owned();
+    let mut all = vec!["keys"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--config", &config, "--admin", &admin]);
+    let all: Vec<String> = all.iter().map(|a| a.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_hookinbox"))
+            .args(&all)
+            .output()
+            .expect("run hookinbox keys")
+    })
+    .await
+    .unwrap()
+}
+
+/// `keys status --json`: version name → (active, matches in 24 h) of `rot`.
+async fn rot_versions(server: &Server) -> Vec<(String, bool, u64)> {
+    let out = keys(server, &["status", "--json"]).await;
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        server.logs()
+    );
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let endpoints = status["endpoints"].as_array().unwrap();
+    let rot = endpoints
+        .iter()
+        .find(|e| e["id"] == "rot")
+        .expect("rot listed");
+    rot["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["version"].as_str().unwrap().to_owned(),
+                v["active"].as_bool().unwrap(),
+                v["matches_24h"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Polls `keys status` until `rot`'s version names are `names`.
+async fn until_versions(server: &Server, names: &[&str]) -> Vec<(String, bool, u64)> {
+    for _ in 0..100 {
+        let versions = rot_versions(server).await;
+        if versions
+            .iter()
+            .map(|v| v.0.as_str())
+            .eq(names.iter().copied())
+        {
+            return versions;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "rot never had versions {names:?}: {:?}",
+        rot_versions(server).await
+    );
+}
+
 async fn admin_get(admin: std::net::SocketAddr, path: &str) -> Answer {
     let request = Signed {
         headers: vec![("authorization".into(), format!("Bearer {TOKEN}"))],
@@ -126,9 +192,15 @@ async fn rotation_under_load_refuses_nothing_signed_with_a_trusted_version() {
     // The provider has switched: the old version is retired.
     stop_old.store(true, Ordering::Relaxed);
     let old_refused = old_sender.await.unwrap();
+    let before_retirement = rot_versions(&server).await;
+    let old_sent = sent_old.load(Ordering::Relaxed) as u64;
+    assert!(
+        matches!(&before_retirement[..], [(o, true, n), (v, true, _)] if o == "old" && *n == old_sent && v == "new"),
+        "{before_retirement:?}, {old_sent} sent"
+    );
     std::fs::write(&server.config_path, rotation_config(&db, &new)).unwrap();
     sighup(&server);
-    logged(&server, "Secrets reloaded.", 2).await;
+    until_versions(&server, &["new"]).await;
     until_sent(&sent_new, 20).await;
     stop_new.store(true, Ordering::Relaxed);
     let new_refused = new_sender.await.unwrap();
@@ -145,7 +217,8 @@ async fn rotation_under_load_refuses_nothing_signed_with_a_trusted_version() {
     );
 }
 
-/// A secret file that cannot be read on a reload keeps the ring in use:
+/// A secret file that cannot be read on a reload (`keys reload`) keeps the
+/// ring in use, and `keys reload` exits 1 naming the field:
 /// requests signed with it are still accepted, the log names the field,
 /// the failure is counted and `/readyz` names `secrets` until a reload
 /// succeeds.
@@ -162,7 +235,10 @@ async fn an_unreadable_source_keeps_the_ring_and_is_reported() {
     assert_eq!(admin_get(admin, "/readyz").await.status, 200);
 
     std::fs::remove_file(&secret_file).unwrap();
-    sighup(&server);
+    let out = keys(&server, &["reload"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("endpoint[1].secret[0]"), "{stdout}");
     logged(&server, "Secrets not reloaded", 1).await;
     let logs = server.logs();
     let line = logs

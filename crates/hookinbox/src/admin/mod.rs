@@ -103,6 +103,7 @@ pub fn router(
     };
     Router::new()
         .route("/metrics", get(render_metrics))
+        .route("/admin/keys", get(keys::status))
         .route("/admin/keys/reload", post(keys::reload))
         .route("/readyz", get(ready))
         .route("/healthz", get(|| async { "ok" }))

@@ -103,6 +103,45 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The endpoints' secret versions in a running `serve`, through its
+    /// admin listener (`[admin]`).
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Each endpoint's secret versions in use: their windows, whether each
+    /// is inside it now, and how many requests each verified in the last
+    /// 24 hours (counted by the serving process since it started).
+    Status {
+        /// The configuration file of the running `serve` (for `[admin]`).
+        #[arg(long)]
+        config: PathBuf,
+        /// The admin listener's address, when `admin.listen` does not say
+        /// it (port 0).
+        #[arg(long)]
+        admin: Option<std::net::SocketAddr>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make the running `serve` re-read every endpoint's secret versions
+    /// from the configuration file and their sources, as SIGHUP does.
+    Reload {
+        /// The configuration file of the running `serve` (for `[admin]`).
+        #[arg(long)]
+        config: PathBuf,
+        /// The admin listener's address, when `admin.listen` does not say
+        /// it (port 0).
+        #[arg(long)]
+        admin: Option<std::net::SocketAddr>,
+        /// Print JSON instead of a summary.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

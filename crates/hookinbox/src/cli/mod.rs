@@ -16,7 +16,7 @@ use tracing_subscriber::EnvFilter;
 use crate::commands;
 use crate::commands::output::{error_line, is_stdout_closed, note_line, Stdout};
 use crate::HandlerRegistry;
-pub(crate) use args::{Cli, Command, ConfigCommand, EventsCommand, LogFormat};
+pub(crate) use args::{Cli, Command, ConfigCommand, EventsCommand, KeysCommand, LogFormat};
 
 /// The `hookinbox` program: parses the command line, logs to stderr
 /// (`--log-format`, `RUST_LOG`), runs the command, and returns its exit
@@ -83,6 +83,9 @@ fn run_command(command: Command, handlers: HandlerRegistry) -> anyhow::Result<bo
             .block_on(commands::migrate::run(&config))
             .map(|()| true),
         Command::Config { command } => commands::config::run(command).map(|()| true),
+        Command::Keys { command } => {
+            runtime()?.block_on(commands::keys::run(command, &mut Stdout::lock()))
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 pub mod config;
 pub mod event_text;
 pub mod events;
+pub mod keys;
 pub mod migrate;
 pub mod output;
 pub mod serve;

@@ -141,6 +141,7 @@ async fn pipeline(
         version: &matched_secret_version,
     }
     .emit();
+    endpoint.record_match(&matched_secret_version, clock::unix_seconds());
     let mut envelope = match verified.into_outcome() {
         Outcome::Event(envelope) => envelope,
         Outcome::Handshake(reply) => return Ok((handshake(reply), IngressOutcome::Handshake)),
