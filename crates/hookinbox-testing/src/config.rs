@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The secret of the `lab` endpoint every test configuration has.
-pub const LAB_SECRET: &str = "lab-test-secret";
+pub const LAB_SECRET: &str = "lab-test-secret-0001";
 
 /// The Standard Webhooks secret test targets sign with.
 pub const TARGET_SECRET: &str = "whsec_dGFyZ2V0LXNlY3JldC1mb3ItdGVzdHMtMDAwMDAwMDA=";

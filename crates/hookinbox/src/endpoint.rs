@@ -14,6 +14,7 @@ use crate::basic_auth::BasicAuth;
 use crate::config::{self, ConfigError, Settings};
 use crate::delivery::target::Target;
 use crate::secret_matches::SecretMatches;
+use crate::secret_rules;
 
 /// One configured endpoint, ready to serve.
 pub struct Endpoint {
@@ -265,7 +266,13 @@ fn build_verifier(settings: &config::Endpoint, index: usize) -> Result<Verifier,
         .map_err(|e| ConfigError::invalid(field("provider"), e.to_string()))?;
     let mut secrets = Vec::with_capacity(settings.secrets.len());
     for (n, secret) in settings.secrets.iter().enumerate() {
-        let value = secret.value.read(&field(&format!("secret[{n}].value")))?;
+        let value_field = field(&format!("secret[{n}].value"));
+        secret_rules::warn_if_shared(&secret.value, &value_field);
+        let value = secret.value.read(&value_field)?;
+        // An undecodable secret is the verifier's error to report, below.
+        if let Ok(key) = adapter.parse_key(value.expose()) {
+            secret_rules::check_length(&key, value.expose(), &secret.value, &value_field)?;
+        }
         secrets.push(SecretInput {
             version: secret.version.clone(),
             value: value.expose().to_owned(),

@@ -74,6 +74,7 @@ pub(crate) mod key_reload;
 pub(crate) mod key_status;
 pub(crate) mod reload;
 pub(crate) mod secret_matches;
+pub(crate) mod secret_rules;
 pub(crate) mod server;
 mod service;
 pub(crate) mod storage;
