@@ -268,3 +268,64 @@ async fn an_unreadable_source_keeps_the_ring_and_is_reported() {
     let answer = post(&client(), &url, &signed_with(NEW, "new-1")).await;
     assert_eq!(answer.status, 200, "{:?}", answer.body);
 }
+
+/// A reload that leaves no version inside its window (the new one is not
+/// trusted yet, the old one is retired) turns the endpoint's answers into a
+/// retryable 503, for signed and unsigned requests alike, never a 401; and
+/// a change besides secret versions is reported as needing a restart.
+#[tokio::test]
+async fn a_gap_between_versions_answers_503_and_other_changes_need_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let old = version("old", &format!("value = \"{OLD}\""));
+    let server = Server::start(dir.path(), &rotation_config(&db, &old));
+    let url = server.url("/hooks/rot");
+    assert_eq!(
+        post(&client(), &url, &signed_with(OLD, "before"))
+            .await
+            .status,
+        200
+    );
+
+    let gap = format!(
+        "{}not_after = 1000\n{}not_before = {}\n",
+        version("old", &format!("value = \"{OLD}\"")),
+        version("new", &format!("value = \"{NEW}\"")),
+        now() + 3600
+    );
+    let config =
+        rotation_config(&db, &gap).replace("[admin]", "[server]\nmax_connections = 77\n\n[admin]");
+    std::fs::write(&server.config_path, config).unwrap();
+    let out = keys(&server, &["reload", "--json"]).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["restart_needed"], true, "{report}");
+    assert_eq!(report["failed"], serde_json::json!([]), "{report}");
+    assert!(
+        server.logs().contains("ignored until a restart"),
+        "{}",
+        server.logs()
+    );
+
+    for request in [
+        signed_with(OLD, "after-old"),
+        signed_with(NEW, "after-new"),
+        signed_with(OLD, "unsigned").without("x-signature"),
+    ] {
+        let answer = post(&client(), &url, &request).await;
+        assert_eq!(answer.status, 503, "{:?}", answer.body);
+        assert_eq!(answer.error(), "unavailable");
+        assert_eq!(
+            answer
+                .headers
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok()),
+            Some("60")
+        );
+    }
+    assert_eq!(inbox_rows(&db).len(), 1, "nothing accepted in the gap");
+}
