@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The secret of the `lab` endpoint every test configuration has.
-pub const LAB_SECRET: &str = "lab-test-secret";
+pub const LAB_SECRET: &str = "lab-test-secret-0001";
 
 /// An encryption key (32 bytes, base64) for tests that seal bodies and
 /// audit headers: [`TestConfig::encrypted`] uses it under the id

@@ -1,11 +1,62 @@
 //! Request headers as the adapters see them: case-insensitive names, values
 //! exactly as received.
+//!
+//! The map remembers which names were looked up ([`Headers::looked_up`]).
+//! That is how the service knows, without a second hand-kept list per
+//! provider, which headers a verification depended on (the signature, the
+//! timestamp, the event id and type): exactly the ones to keep with a stored
+//! request so that `hookinbox verify` can check it again offline.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// An ordered, case-insensitive multimap of header names to values.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Default)]
 pub struct Headers {
     /// Names are stored lower-cased; values untouched.
-    entries: Vec<(String, String)>,
+    entries: Vec<Entry>,
+}
+
+#[derive(Default)]
+struct Entry {
+    name: String,
+    value: String,
+    /// Set once a lookup asked for this entry's name.
+    looked_up: AtomicBool,
+}
+
+impl Clone for Entry {
+    fn clone(&self) -> Self {
+        Entry {
+            name: self.name.clone(),
+            value: self.value.clone(),
+            looked_up: AtomicBool::new(self.looked_up.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+impl Clone for Headers {
+    fn clone(&self) -> Self {
+        Headers {
+            entries: self.entries.clone(),
+        }
+    }
+}
+
+/// Equality is over names and values; what was looked up does not count.
+impl PartialEq for Headers {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Headers {}
+
+impl std::fmt::Debug for Headers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Headers")
+            .field("entries", &self.iter().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 impl Headers {
@@ -15,7 +66,11 @@ impl Headers {
 
     /// Adds a header; a repeated name keeps every value in arrival order.
     pub fn append(&mut self, name: &str, value: impl Into<String>) {
-        self.entries.push((name.to_ascii_lowercase(), value.into()));
+        self.entries.push(Entry {
+            name: name.to_ascii_lowercase(),
+            value: value.into(),
+            looked_up: AtomicBool::new(false),
+        });
     }
 
     /// The first value of `name`, compared case-insensitively.
@@ -28,17 +83,37 @@ impl Headers {
         self.get(name).map(str::trim).filter(|v| !v.is_empty())
     }
 
-    /// Every value of `name`, in arrival order.
+    /// Every value of `name`, in arrival order. Marks every entry of that
+    /// name as looked up, whether or not the caller reads them all.
     pub fn get_all<'a, 'n>(&'a self, name: &'n str) -> impl Iterator<Item = &'a str> + use<'a, 'n> {
+        for entry in &self.entries {
+            if entry.name.eq_ignore_ascii_case(name) {
+                entry.looked_up.store(true, Ordering::Relaxed);
+            }
+        }
         self.entries
             .iter()
-            .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+            .filter(move |entry| entry.name.eq_ignore_ascii_case(name))
+            .map(|entry| entry.value.as_str())
     }
 
-    /// All entries, names lower-cased.
+    /// All entries, names lower-cased. Iterating marks nothing as looked up.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.entries.iter().map(|(n, v)| (n.as_str(), v.as_str()))
+        self.entries
+            .iter()
+            .map(|entry| (entry.name.as_str(), entry.value.as_str()))
+    }
+
+    /// The entries whose name some lookup ([`Headers::get`] and its
+    /// siblings) asked for, in arrival order, names lower-cased. After
+    /// [`crate::Verifier::verify`], these are the headers the verification
+    /// read: the signature, the timestamp, and the event id and type where
+    /// the provider sends them in headers.
+    pub fn looked_up(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.entries
+            .iter()
+            .filter(|entry| entry.looked_up.load(Ordering::Relaxed))
+            .map(|entry| (entry.name.as_str(), entry.value.as_str()))
     }
 
     pub fn len(&self) -> usize {
@@ -75,6 +150,22 @@ mod tests {
             ["a", "b"]
         );
         assert_eq!(headers.get("x-other"), None);
+    }
+
+    #[test]
+    fn lookups_are_remembered_by_name() {
+        let headers: Headers = [("X-Sig", "a"), ("X-Other", "b"), ("x-sig", "c")]
+            .into_iter()
+            .collect();
+        assert_eq!(headers.looked_up().count(), 0);
+        assert_eq!(headers.get("X-SIG"), Some("a"));
+        assert_eq!(headers.get("x-absent"), None);
+        let _ = headers.iter().count();
+        assert_eq!(
+            headers.looked_up().collect::<Vec<_>>(),
+            [("x-sig", "a"), ("x-sig", "c")]
+        );
+        assert_eq!(headers.clone().looked_up().count(), 2);
     }
 
     #[test]

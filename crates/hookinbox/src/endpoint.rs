@@ -1,8 +1,10 @@
 //! An endpoint at run time: its verifier (adapter + key ring), limits and
-//! rate limiter, built once from configuration at start-up.
+//! rate limiter, built once from configuration at start-up. Only the
+//! verifier can change afterwards: a key reload ([`crate::key_reload`])
+//! swaps it whole, with the key ring read from the new secret versions.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
@@ -11,12 +13,22 @@ use hookinbox_verify::{adapter_for, Failure, SecretInput, Verified, Verifier};
 use crate::basic_auth::BasicAuth;
 use crate::config::{self, ConfigError, Settings};
 use crate::delivery::target::Target;
+use crate::secret_matches::SecretMatches;
+use crate::secret_rules;
 
 /// One configured endpoint, ready to serve.
 pub struct Endpoint {
     pub id: String,
     pub provider: &'static str,
-    pub verifier: Verifier,
+    /// Swapped whole by a key reload; a request verifies with the one it
+    /// took at its start, so a swap never fails a request in flight.
+    verifier: RwLock<Arc<Verifier>>,
+    /// The settings it was built from, for a key reload to build the
+    /// verifier again with new secret versions and nothing else changed.
+    settings: config::Endpoint,
+    /// Requests each secret version verified, by version name (kept across
+    /// key reloads).
+    matches: SecretMatches,
     /// A credential required besides the signature (`basic_auth`).
     basic_auth: Option<BasicAuth>,
     pub max_body_bytes: usize,
@@ -47,10 +59,7 @@ impl Endpoint {
         lease: Duration,
     ) -> Result<Endpoint, ConfigError> {
         let field = |name: &str| format!("endpoint[{index}].{name}");
-        // The settings built this adapter once already: it cannot fail now,
-        // but if it did the message would still name the field.
-        let adapter = adapter_for(settings.provider, &settings.adapter_settings())
-            .map_err(|e| ConfigError::invalid(field("provider"), e.to_string()))?;
+        let verifier = build_verifier(settings, index)?;
         let basic_auth = match &settings.basic_auth {
             Some(auth) => {
                 let password = auth.password.read(&field("basic_auth.password"))?;
@@ -58,20 +67,6 @@ impl Endpoint {
             }
             None => None,
         };
-        let mut secrets = Vec::with_capacity(settings.secrets.len());
-        for (n, secret) in settings.secrets.iter().enumerate() {
-            let value = secret.value.read(&field(&format!("secret[{n}].value")))?;
-            secrets.push(SecretInput {
-                version: secret.version.clone(),
-                value: value.expose().to_owned(),
-                not_before: secret.not_before,
-                not_after: secret.not_after,
-            });
-        }
-        let verifier = Verifier::new(adapter, secrets)
-            .map_err(|e| ConfigError::invalid(field("secret"), e.to_string()))?
-            .with_tolerance_seconds(settings.tolerance_seconds())
-            .with_allowed_types(settings.event_types.clone());
         let rate_limiter = settings.rate_limit.map(|rate| {
             RateLimiter::direct(Quota::per_second(rate.per_second).allow_burst(rate.burst))
         });
@@ -87,7 +82,9 @@ impl Endpoint {
         Ok(Endpoint {
             id: settings.id.clone(),
             provider: settings.provider,
-            verifier,
+            verifier: RwLock::new(Arc::new(verifier)),
+            settings: settings.clone(),
+            matches: SecretMatches::default(),
             basic_auth,
             max_body_bytes: settings.max_body_bytes.get(),
             content_types: settings.content_types.clone(),
@@ -107,6 +104,15 @@ impl Endpoint {
         request: &hookinbox_verify::Request<'_>,
         now: i64,
     ) -> Result<Verified, Failure> {
+        self.verify_with(&self.verifier(), request, now)
+    }
+
+    fn verify_with(
+        &self,
+        verifier: &Verifier,
+        request: &hookinbox_verify::Request<'_>,
+        now: i64,
+    ) -> Result<Verified, Failure> {
         if let Some(basic_auth) = &self.basic_auth {
             basic_auth
                 .check(request.headers)
@@ -115,7 +121,64 @@ impl Endpoint {
                     diagnosis: Box::default(),
                 })?;
         }
-        self.verifier.verify(request, now)
+        verifier.verify(request, now)
+    }
+
+    /// Counts a request verified by secret `version` at `now`.
+    pub fn record_match(&self, version: &str, now: i64) {
+        self.matches.record(version, now);
+    }
+
+    /// The requests secret `version` verified in this process in the 24
+    /// hours up to `now`.
+    pub fn matches_last_24h(&self, version: &str, now: i64) -> u64 {
+        self.matches.last_24h(version, now)
+    }
+
+    /// The verifier in use now.
+    pub fn verifier(&self) -> Arc<Verifier> {
+        Arc::clone(&self.verifier.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Reads the secret versions of `secrets` from their sources and, when
+    /// every one can be used, puts the key ring they make in place of the
+    /// current one; every other setting of the endpoint stays as it was
+    /// built. On an error (naming the field, as `endpoint[{index}].…`) the
+    /// current key ring stays.
+    pub fn replace_secrets(
+        &self,
+        secrets: &[config::SecretVersion],
+        index: usize,
+    ) -> Result<(), ConfigError> {
+        let settings = config::Endpoint {
+            secrets: secrets.to_vec(),
+            ..self.settings.clone()
+        };
+        let verifier = Arc::new(build_verifier(&settings, index)?);
+        *self
+            .verifier
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = verifier;
+        Ok(())
+    }
+
+    /// [`Endpoint::verify`] as ingress runs it: with one key ring from
+    /// start to end, and refused as [`NotVerified::NoActiveSecret`] when no
+    /// secret version of that ring is inside its validity window at `now`.
+    /// Then no request can be verified, whoever sent it: that is the
+    /// service's own trouble (a rotation that left a gap), answered as such
+    /// (`Rejection::NoActiveSecret`), never as a bad signature.
+    pub fn verify_serving(
+        &self,
+        request: &hookinbox_verify::Request<'_>,
+        now: i64,
+    ) -> Result<Verified, NotVerified> {
+        let verifier = self.verifier();
+        if verifier.keys().active(now).next().is_none() {
+            return Err(NotVerified::NoActiveSecret);
+        }
+        self.verify_with(&verifier, request, now)
+            .map_err(NotVerified::Refused)
     }
 
     /// For a provider whose event id is not signed, its redelivery window in
@@ -123,7 +186,8 @@ impl Endpoint {
     /// event (see `NewEvent::fingerprint_window_ms`). `None` when the id is
     /// signed.
     pub fn fingerprint_window_ms(&self) -> Option<i64> {
-        let adapter = self.verifier.adapter();
+        let verifier = self.verifier();
+        let adapter = verifier.adapter();
         (!adapter.coverage().event_id).then(|| {
             i64::try_from(adapter.redelivery_window_seconds().saturating_mul(1000))
                 .unwrap_or(i64::MAX)
@@ -181,6 +245,45 @@ impl Endpoint {
             wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
         })
     }
+}
+
+/// Why ingress did not verify a request.
+#[derive(Debug)]
+pub enum NotVerified {
+    /// The endpoint has no secret version in its window: nothing could be.
+    NoActiveSecret,
+    /// Verification refused the request.
+    Refused(Failure),
+}
+
+/// The verifier of an endpoint's settings: its adapter, and the key ring
+/// read from its secret versions' sources.
+fn build_verifier(settings: &config::Endpoint, index: usize) -> Result<Verifier, ConfigError> {
+    let field = |name: &str| format!("endpoint[{index}].{name}");
+    // The settings built this adapter once already: it cannot fail now,
+    // but if it did the message would still name the field.
+    let adapter = adapter_for(settings.provider, &settings.adapter_settings())
+        .map_err(|e| ConfigError::invalid(field("provider"), e.to_string()))?;
+    let mut secrets = Vec::with_capacity(settings.secrets.len());
+    for (n, secret) in settings.secrets.iter().enumerate() {
+        let value_field = field(&format!("secret[{n}].value"));
+        secret_rules::warn_if_shared(&secret.value, &value_field);
+        let value = secret.value.read(&value_field)?;
+        // An undecodable secret is the verifier's error to report, below.
+        if let Ok(key) = adapter.parse_key(value.expose()) {
+            secret_rules::check_length(&key, value.expose(), &secret.value, &value_field)?;
+        }
+        secrets.push(SecretInput {
+            version: secret.version.clone(),
+            value: value.expose().to_owned(),
+            not_before: secret.not_before,
+            not_after: secret.not_after,
+        });
+    }
+    Ok(Verifier::new(adapter, secrets)
+        .map_err(|e| ConfigError::invalid(field("secret"), e.to_string()))?
+        .with_tolerance_seconds(settings.tolerance_seconds())
+        .with_allowed_types(settings.event_types.clone()))
 }
 
 /// Every endpoint by id.

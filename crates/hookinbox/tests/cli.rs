@@ -323,6 +323,48 @@ fn version_names_the_release_and_the_commit() {
     );
 }
 
+/// Only headers that explain a request are stored with it: an event posted
+/// with credentials and custom headers shows none of them in `events show
+/// --json`, and shows the signature it was verified with.
+#[tokio::test]
+async fn events_show_keeps_only_the_audit_allowlist_of_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let server = Server::start(dir.path(), &config(&db, ""));
+    let event = lab_event("audited")
+        .with("Authorization", "Bearer leaked-token")
+        .with("Cookie", "session=leaked")
+        .with("X-Api-Key", "leaked-key")
+        .with("X-Custom-Marker", "marker")
+        .with("User-Agent", "lab-sender/1.0");
+    let answer = post(&client(), &server.url("/hooks/lab"), &event).await;
+    assert_eq!(answer.status, 200);
+    let id = answer.json()["id"].as_str().unwrap().to_owned();
+
+    let config = server.config_path.to_str().unwrap();
+    let out = hookinbox(&["events", "show", "--json", &id, "--config", config]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = shown["headers"]
+        .as_array()
+        .expect("headers listed")
+        .iter()
+        .map(|h| h["name"].as_str().unwrap())
+        .collect();
+    for dropped in ["authorization", "cookie", "x-api-key", "x-custom-marker"] {
+        assert!(!names.contains(&dropped), "{dropped} kept: {names:?}");
+    }
+    for kept in ["x-signature", "x-timestamp", "content-type", "user-agent"] {
+        assert!(names.contains(&kept), "{kept} dropped: {names:?}");
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("leaked"), "{text}");
+}
+
 /// `events show` without `--json` is a summary a person reads (it was a
 /// JSON dump): the event, its delivery's status and attempts, and the
 /// error of the attempt that failed, from the real rows.

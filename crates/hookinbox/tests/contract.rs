@@ -225,7 +225,7 @@ provider = "lab"
 event_types = ["invoice.*"]
 [[endpoint.secret]]
 version = "v1"
-value = "lab-test-secret"
+value = "lab-test-secret-0001"
 "#;
     let (dir, server) = start(extra);
     let client = client();
@@ -254,7 +254,7 @@ provider = "lab"
 rate_limit = { per_second = 1, burst = 2 }
 [[endpoint.secret]]
 version = "v1"
-value = "lab-test-secret"
+value = "lab-test-secret-0001"
 "#;
     let (_dir, server) = start(extra);
     let client = client();
@@ -443,7 +443,7 @@ id_pointer = "/id"
 type_pointer = "/kind"
 [[endpoint.secret]]
 version = "acme-1"
-value = "acme-secret"
+value = "acme-secret-0000001"
 "#;
     let (dir, server) = start(extra);
     let body = r#"{"id":"acme-1","kind":"widget.made"}"#;
@@ -465,7 +465,9 @@ value = "acme-secret"
     let client = client();
     let url = server.url("/hooks/acme");
     assert_eq!(
-        post(&client, &url, &signed(ts, "acme-secret")).await.status,
+        post(&client, &url, &signed(ts, "acme-secret-0000001"))
+            .await
+            .status,
         200
     );
     assert_eq!(
@@ -473,7 +475,7 @@ value = "acme-secret"
         "signature"
     );
     assert_eq!(
-        post(&client, &url, &signed(ts - 400, "acme-secret"))
+        post(&client, &url, &signed(ts - 400, "acme-secret-0000001"))
             .await
             .error(),
         "timestamp"

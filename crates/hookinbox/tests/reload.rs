@@ -1,6 +1,7 @@
 //! SIGHUP means "re-read", never "exit": `systemctl reload` (the unit's
-//! `ExecReload` is `kill -HUP`) must not stop a service that has nothing to
-//! re-read (no `[server.tls]`). The TLS reload itself is in `ingress_tls.rs`.
+//! `ExecReload` is `kill -HUP`) must not stop a service without
+//! `[server.tls]`, nor `work`, which has nothing to re-read. The TLS reload
+//! itself is in `ingress_tls.rs`, the key reload in `key_rotation.rs`.
 
 mod support;
 
@@ -10,7 +11,7 @@ use std::time::Duration;
 use support::*;
 
 #[tokio::test]
-async fn sighup_without_tls_is_logged_and_the_server_keeps_serving() {
+async fn sighup_without_tls_reloads_secrets_and_the_server_keeps_serving() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("inbox.db");
     let server = Server::start(dir.path(), &config(&db, ""));
@@ -19,10 +20,10 @@ async fn sighup_without_tls_is_logged_and_the_server_keeps_serving() {
     assert_eq!(post(&client, &url, &lab_event("before")).await.status, 200);
 
     sighup(&server);
-    logged(&server, "nothing to reload", 1).await;
+    logged(&server, "Secrets reloaded.", 1).await;
     // A second one too: the handler stays installed.
     sighup(&server);
-    logged(&server, "nothing to reload", 2).await;
+    logged(&server, "Secrets reloaded.", 2).await;
 
     let after = post(&client, &url, &lab_event("after")).await;
     assert_eq!(after.status, 200, "{:?}", after.body);

@@ -1,5 +1,5 @@
-//! The admin listener (DESIGN.md §7): `/metrics` (Prometheus), `/readyz` and
-//! `/healthz`, on its own address so the public port serves only webhooks.
+//! The admin listener (DESIGN.md §7): `/metrics` (Prometheus), `/readyz`,
+//! `/healthz` and the key rings (`/admin/keys…`, [`keys`]), on its own address so the public port serves only webhooks.
 //!
 //! It is served by the same loop as the public listener
 //! ([`crate::server::serve`]) with limits of its own: a short header/idle
@@ -9,6 +9,7 @@
 //! `/healthz` needs `Authorization: Bearer …` ([`token`]).
 
 pub mod host_allowlist;
+pub mod keys;
 pub mod readiness;
 pub mod token;
 
@@ -20,12 +21,13 @@ use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use hookinbox_store::Store;
 
 use crate::config::{self, ConfigError};
 use crate::error::Error;
+use crate::key_reload::KeyReloader;
 use crate::server::{self, HttpLimits};
 use crate::telemetry::MetricsHandle;
 use host_allowlist::HostAllowlist;
@@ -75,6 +77,13 @@ struct Admin {
     readiness: Arc<Readiness>,
     token: Option<AdminToken>,
     hosts: Arc<HostAllowlist>,
+    keys: Option<Arc<KeyReloader>>,
+}
+
+impl axum::extract::FromRef<Admin> for Option<Arc<KeyReloader>> {
+    fn from_ref(admin: &Admin) -> Self {
+        admin.keys.clone()
+    }
 }
 
 /// The admin router: routes behind the `Host` check and the token.
@@ -83,15 +92,19 @@ pub fn router(
     store: Arc<dyn Store>,
     token: Option<AdminToken>,
     hosts: HostAllowlist,
+    keys: Option<Arc<KeyReloader>>,
 ) -> Router {
     let admin = Admin {
         metrics,
-        readiness: Arc::new(Readiness::new(store)),
+        readiness: Arc::new(Readiness::new(store, keys.clone())),
         token,
         hosts: Arc::new(hosts),
+        keys,
     };
     Router::new()
         .route("/metrics", get(render_metrics))
+        .route("/admin/keys", get(keys::status))
+        .route("/admin/keys/reload", post(keys::reload))
         .route("/readyz", get(ready))
         .route("/healthz", get(|| async { "ok" }))
         .layer(middleware::from_fn_with_state(admin.clone(), guard))
@@ -147,6 +160,7 @@ pub async fn spawn(
     settings: AdminSettings,
     metrics: Option<MetricsHandle>,
     store: Arc<dyn Store>,
+    keys: Option<Arc<KeyReloader>>,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> Result<SocketAddr, Error> {
     let cannot_listen = |source| Error::AdminListen {
@@ -158,7 +172,7 @@ pub async fn spawn(
         .map_err(cannot_listen)?;
     let address = listener.local_addr().map_err(cannot_listen)?;
     let hosts = settings.hosts.at_port(address.port());
-    let app = router(metrics, store, settings.token, hosts);
+    let app = router(metrics, store, settings.token, hosts, keys);
     tokio::spawn(async move {
         let stop = async move {
             let _ = shutdown.wait_for(|stop| *stop).await;

@@ -15,6 +15,7 @@ use hookinbox_store::Store;
 use serde::Serialize;
 
 use crate::json_line::JsonLine;
+use crate::key_reload::KeyReloader;
 
 /// How long the storage check may take before it counts as failing: a
 /// frozen disk must turn the probe red, not hang it.
@@ -25,6 +26,9 @@ const FAILURE_LOG_PERIOD: Duration = Duration::from_secs(60);
 /// The checks behind `/readyz`.
 pub struct Readiness {
     store: Arc<dyn Store>,
+    /// The key rings: failing (`secrets`) while the last key reload kept a
+    /// ring because a source could not be read.
+    keys: Option<Arc<KeyReloader>>,
     failure_log: DefaultDirectRateLimiter,
 }
 
@@ -32,22 +36,25 @@ pub struct Readiness {
 #[derive(Debug, Serialize)]
 pub struct ReadinessReport {
     pub ready: bool,
-    /// Names of the failing checks (`"storage"`), never their error text.
+    /// Names of the failing checks (`"storage"`, `"secrets"`), never their
+    /// error text.
     pub failing: Vec<&'static str>,
 }
 
 impl Readiness {
-    pub fn new(store: Arc<dyn Store>) -> Readiness {
+    pub fn new(store: Arc<dyn Store>, keys: Option<Arc<KeyReloader>>) -> Readiness {
         let quota = Quota::with_period(FAILURE_LOG_PERIOD)
             .unwrap_or_else(|| Quota::per_minute(NonZeroU32::MIN));
         Readiness {
             store,
+            keys,
             failure_log: RateLimiter::direct(quota),
         }
     }
 
     /// Runs every check. The storage check is the store's `ping`: one cheap
-    /// round trip to the database.
+    /// round trip to the database. The secrets check is the outcome of the
+    /// last key reload.
     pub async fn check(&self) -> ReadinessReport {
         let storage = match tokio::time::timeout(CHECK_TIMEOUT, self.store.ping()).await {
             Ok(Ok(_)) => None,
@@ -64,6 +71,10 @@ impl Readiness {
                 );
             }
             failing.push("storage");
+        }
+        // Already logged, naming the field, by the reload that failed.
+        if self.keys.as_ref().is_some_and(|keys| keys.failing()) {
+            failing.push("secrets");
         }
         ReadinessReport {
             ready: failing.is_empty(),
@@ -135,7 +146,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_failing_store_is_named_without_its_error_text() {
-        let readiness = Readiness::new(Arc::new(FailingStore));
+        let readiness = Readiness::new(Arc::new(FailingStore), None);
         let response = readiness.check().await.into_response();
         assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
         let body = axum::body::to_bytes(response.into_body(), 1 << 16)

@@ -63,6 +63,12 @@ impl AdminToken {
         Ok(AdminToken(Arc::from(value)))
     }
 
+    /// The `Authorization` value that carries this token, for a client of
+    /// the admin listener (`hookinbox keys`). Never log it.
+    pub fn authorization(&self) -> String {
+        format!("Bearer {}", self.0)
+    }
+
     /// Whether an `Authorization` header carries this token. The scheme is
     /// case-insensitive (RFC 9110 §11.1); the token is compared in constant
     /// time.

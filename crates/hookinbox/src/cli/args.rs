@@ -93,7 +93,9 @@ pub enum Command {
         #[arg(long)]
         config: PathBuf,
     },
-    /// The encryption keys that seal bodies and audit headers at rest.
+    /// Keys: reseal records under the active encryption key (`rewrap`);
+    /// the endpoints' secret versions in a running `serve` (`status`,
+    /// `reload`, through its admin listener).
     Keys {
         #[command(subcommand)]
         command: KeysCommand,
@@ -116,6 +118,51 @@ pub enum Command {
         #[arg(long)]
         config: PathBuf,
         /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Reseal every record not under the active key (older keys, plaintext)
+    /// under it, in batches; safe while the service runs. Then the older
+    /// keys can be removed from the configuration.
+    Rewrap {
+        /// The configuration file (TOML); relative paths in it are taken from
+        /// its folder.
+        #[arg(long)]
+        config: PathBuf,
+        /// Records resealed per transaction.
+        #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
+        batch: u32,
+    },
+    /// Each endpoint's secret versions in use: their windows, whether each
+    /// is inside it now, and how many requests each verified in the last
+    /// 24 hours (counted by the serving process since it started).
+    Status {
+        /// The configuration file of the running `serve` (for `[admin]`).
+        #[arg(long)]
+        config: PathBuf,
+        /// The admin listener's address, when `admin.listen` does not say
+        /// it (port 0).
+        #[arg(long)]
+        admin: Option<std::net::SocketAddr>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make the running `serve` re-read every endpoint's secret versions
+    /// from the configuration file and their sources, as SIGHUP does.
+    Reload {
+        /// The configuration file of the running `serve` (for `[admin]`).
+        #[arg(long)]
+        config: PathBuf,
+        /// The admin listener's address, when `admin.listen` does not say
+        /// it (port 0).
+        #[arg(long)]
+        admin: Option<std::net::SocketAddr>,
+        /// Print JSON instead of a summary.
         #[arg(long)]
         json: bool,
     },
@@ -176,22 +223,6 @@ pub enum EventsCommand {
         /// Print JSON (the replayed inbox ids) instead of text.
         #[arg(long)]
         json: bool,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-pub enum KeysCommand {
-    /// Reseal every record not under the active key (older keys, plaintext)
-    /// under it, in batches; safe while the service runs. Then the older
-    /// keys can be removed from the configuration.
-    Rewrap {
-        /// The configuration file (TOML); relative paths in it are taken from
-        /// its folder.
-        #[arg(long)]
-        config: PathBuf,
-        /// Records resealed per transaction.
-        #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
-        batch: u32,
     },
 }
 

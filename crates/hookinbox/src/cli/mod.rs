@@ -82,15 +82,13 @@ fn run_command(command: Command, handlers: HandlerRegistry) -> anyhow::Result<bo
         Command::Migrate { config } => runtime()?
             .block_on(commands::migrate::run(&config))
             .map(|()| true),
-        Command::Keys { command } => match command {
-            KeysCommand::Rewrap { config, batch } => runtime()?
-                .block_on(commands::keys::rewrap(&config, batch as usize))
-                .map(|()| true),
-        },
         Command::Purge { config, dry_run } => runtime()?
             .block_on(commands::purge::run(&config, dry_run, &mut Stdout::lock()))
             .map(|()| true),
         Command::Config { command } => commands::config::run(command).map(|()| true),
+        Command::Keys { command } => {
+            runtime()?.block_on(commands::keys::run(command, &mut Stdout::lock()))
+        }
     }
 }
 

@@ -69,6 +69,13 @@ pub async fn run(command: EventsCommand, out: &mut impl Write) -> anyhow::Result
             };
             if json {
                 let mut value = serde_json::to_value(&detail)?;
+                // The headers kept for audit (see `ingress::audit_headers`):
+                // what a re-verification with `hookinbox verify` needs.
+                let headers = reader.audit_headers(&id).await?.unwrap_or_default();
+                value["headers"] = json!(headers
+                    .iter()
+                    .map(|(name, value)| json!({"name": name, "value": value}))
+                    .collect::<Vec<_>>());
                 if payload {
                     value["payload_base64"] = json!(raw
                         .as_ref()

@@ -19,6 +19,7 @@ pub(crate) async fn run(
         settings.server.listen = listen;
     }
     Service::from_settings(settings)
+        .config_file(config_path)
         .handlers(handlers)
         .workers(workers)
         .announce_on_stdout()

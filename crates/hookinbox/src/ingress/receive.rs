@@ -11,7 +11,7 @@ use axum::http::{header, request, HeaderMap, HeaderValue, Method, Request, Statu
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use hookinbox_store::{AcceptOutcome, Fingerprint, NewEvent, UnsignedMetadata};
-use hookinbox_verify::{Failure, Headers, Outcome, Reply, Verified};
+use hookinbox_verify::{Headers, Outcome, Reply, Verified};
 
 use super::audit_headers::audit_headers;
 use super::body::{declared_length, RequestBody};
@@ -19,7 +19,7 @@ use super::refusal_log::RefusalLog;
 use super::rejection::{Acceptance, Rejection};
 use crate::app_state::AppState;
 use crate::clock;
-use crate::endpoint::Endpoint;
+use crate::endpoint::{Endpoint, NotVerified};
 use crate::failpoint::Failpoint;
 use crate::telemetry::{
     AcceptedEvent, CommitFailed, CommitTimedOut, IngressOutcome, SecretVersionMatched,
@@ -141,6 +141,7 @@ async fn pipeline(
         version: &matched_secret_version,
     }
     .emit();
+    endpoint.record_match(&matched_secret_version, clock::unix_seconds());
     let mut envelope = match verified.into_outcome() {
         Outcome::Event(envelope) => envelope,
         Outcome::Handshake(reply) => return Ok((handshake(reply), IngressOutcome::Handshake)),
@@ -265,10 +266,10 @@ async fn verify(
     let body_len = body.len();
     let run = {
         let endpoint = Arc::clone(endpoint);
-        move || -> Result<CheckedRequest, Failure> {
+        move || -> Result<CheckedRequest, NotVerified> {
             let request =
                 hookinbox_verify::Request::new(&headers, &body).with_query(query.as_deref());
-            let verified = endpoint.verify(&request, clock::unix_seconds())?;
+            let verified = endpoint.verify_serving(&request, clock::unix_seconds())?;
             let fingerprint = Fingerprint::of(&body);
             Ok(CheckedRequest {
                 verified,
@@ -288,7 +289,20 @@ async fn verify(
     } else {
         run()
     };
-    result.map_err(|failure| {
+    result.map_err(|not_verified| {
+        let failure = match not_verified {
+            NotVerified::Refused(failure) => failure,
+            NotVerified::NoActiveSecret => {
+                if let Some(suppressed) = refusals.admit() {
+                    tracing::warn!(
+                        message = "No secret version of the endpoint is inside its validity window; answered 503.",
+                        endpoint = %endpoint_id,
+                        suppressed_since_last_line = suppressed
+                    );
+                }
+                return Rejection::NoActiveSecret;
+            }
+        };
         // Only names and numbers: never the body of an unverified request;
         // and a bounded number of lines, however many refusals arrive.
         if let Some(suppressed) = refusals.admit() {

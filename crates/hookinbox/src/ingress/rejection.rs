@@ -13,6 +13,11 @@ use crate::json_line::JsonLine;
 /// a full or frozen disk seldom heals within a second.
 const STORAGE_RETRY_AFTER_SECONDS: u64 = 5;
 
+/// `Retry-After` when no secret version of the endpoint is inside its
+/// window: a rotation left a gap, which takes an operator (or the next
+/// version's `not_before`) to close. Providers back off further on their own.
+const NO_ACTIVE_SECRET_RETRY_AFTER_SECONDS: u64 = 60;
+
 /// Every way ingress refuses a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rejection {
@@ -37,6 +42,11 @@ pub enum Rejection {
     Conflict,
     /// Storage unavailable, commit outcome unknown, or overloaded.
     Unavailable { retry_after_seconds: u64 },
+    /// No secret version of the endpoint is inside its validity window, so
+    /// no request can be verified: the service's trouble, not the sender's.
+    /// A retryable 503, never a 401 (the provider would count it as its
+    /// own failure, and may disable the webhook), and never an acceptance.
+    NoActiveSecret,
 }
 
 impl Rejection {
@@ -57,7 +67,9 @@ impl Rejection {
             Rejection::BodyIncomplete => StatusCode::BAD_REQUEST,
             Rejection::Timeout => StatusCode::REQUEST_TIMEOUT,
             Rejection::Conflict => StatusCode::CONFLICT,
-            Rejection::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Rejection::Unavailable { .. } | Rejection::NoActiveSecret => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
         }
     }
 
@@ -73,7 +85,7 @@ impl Rejection {
             Rejection::BodyIncomplete => "malformed_body",
             Rejection::Timeout => "timeout",
             Rejection::Conflict => "conflict",
-            Rejection::Unavailable { .. } => "unavailable",
+            Rejection::Unavailable { .. } | Rejection::NoActiveSecret => "unavailable",
         }
     }
 
@@ -118,9 +130,10 @@ impl Rejection {
             | Rejection::Verification(_)
             | Rejection::BodyIncomplete
             | Rejection::Timeout => true,
-            Rejection::RateLimited { .. } | Rejection::Conflict | Rejection::Unavailable { .. } => {
-                false
-            }
+            Rejection::RateLimited { .. }
+            | Rejection::Conflict
+            | Rejection::Unavailable { .. }
+            | Rejection::NoActiveSecret => false,
         }
     }
 
@@ -132,6 +145,7 @@ impl Rejection {
             | Rejection::Unavailable {
                 retry_after_seconds,
             } => Some(retry_after_seconds.max(1)),
+            Rejection::NoActiveSecret => Some(NO_ACTIVE_SECRET_RETRY_AFTER_SECONDS),
             _ => None,
         }
     }
@@ -211,6 +225,18 @@ mod tests {
         }
         .into_response();
         assert_eq!(response.headers()[header::RETRY_AFTER], "3");
+    }
+
+    /// A gap between secret versions is the service's trouble: retryable,
+    /// never a 401, and it does not charge the client.
+    #[test]
+    fn no_active_secret_is_a_retryable_503() {
+        let rejection = Rejection::NoActiveSecret;
+        assert!(!rejection.charges_client());
+        assert_eq!(rejection.reason(), "unavailable");
+        let response = rejection.into_response();
+        assert_eq!(response.status(), 503);
+        assert_eq!(response.headers()[header::RETRY_AFTER], "60");
     }
 
     /// A full commit queue clears in a moment; a failed or stalled commit

@@ -339,6 +339,21 @@ fn with_mailgun(config: TestConfig) -> TestConfig {
     config.endpoint("mailgun", "mailgun", basic_auth, MAILGUN_KEY)
 }
 
+/// An endpoint `retired` whose one secret version ([`LAB_SECRET`]) left its
+/// window long ago, and none took its place.
+fn with_retired_endpoint(config: TestConfig) -> TestConfig {
+    config.extra(&format!(
+        r#"
+[[endpoint]]
+id = "retired"
+provider = "lab"
+[[endpoint.secret]]
+version = "old"
+value = "{LAB_SECRET}"
+not_after = 1000"#
+    ))
+}
+
 /// An endpoint `slow` whose token bucket holds one event a second.
 fn with_slow_endpoint(config: TestConfig) -> TestConfig {
     let rate_limit = "rate_limit = { per_second = 1, burst = 1 }";
@@ -548,6 +563,22 @@ fn refusals() -> Vec<Row> {
             StoreError::Unavailable("disk I/O error".into())
         })))
         .retry_after("5"),
+        Row::new(
+            "no secret version of the endpoint inside its window, request signed with the retired one",
+            Sent::post("/hooks/retired", &good),
+            503,
+            "unavailable",
+        )
+        .config(with_retired_endpoint)
+        .retry_after("60"),
+        Row::new(
+            "no secret version of the endpoint inside its window, unsigned request",
+            Sent::post("/hooks/retired", &good.clone().without("x-signature")),
+            503,
+            "unavailable",
+        )
+        .config(with_retired_endpoint)
+        .retry_after("60"),
         Row::new("writer stopped", Sent::lab(&good), 503, "unavailable")
             .backend(Backend::Fake(FakeStore::Failing(|| StoreError::Stopped)))
             .retry_after("5"),

@@ -14,7 +14,7 @@ mod public_listener;
 mod startup_log;
 
 use std::future::Future;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use hookinbox_store::Store;
@@ -26,6 +26,7 @@ use crate::config::{self, Settings};
 use crate::delivery::{self, HandlerRegistry};
 use crate::endpoint::Endpoints;
 use crate::error::Error;
+use crate::key_reload::KeyReloader;
 use crate::reload::{self, Reloadable};
 use crate::retention;
 use crate::storage::{self, OpenedStore};
@@ -59,6 +60,8 @@ use public_listener::PublicListener;
 /// ```
 pub struct Service {
     settings: Settings,
+    /// Where key reloads re-read secret versions from.
+    config_path: Option<PathBuf>,
     handlers: HandlerRegistry,
     listener: Option<TcpListener>,
     store: Option<Arc<dyn Store>>,
@@ -83,7 +86,7 @@ impl Service {
     /// [`config::load`]). Secrets and certificate files are read when the
     /// service starts.
     pub fn from_config_file(path: impl AsRef<Path>) -> Result<Service, Error> {
-        Ok(Service::from_settings(config::load(path.as_ref())?))
+        Ok(Service::from_settings(config::load(path.as_ref())?).config_file(path.as_ref()))
     }
 
     /// A service for settings already loaded (and perhaps adjusted, such as
@@ -91,12 +94,22 @@ impl Service {
     pub fn from_settings(settings: Settings) -> Service {
         Service {
             settings,
+            config_path: None,
             handlers: HandlerRegistry::new(),
             listener: None,
             store: None,
             workers: true,
             announce_on_stdout: false,
         }
+    }
+
+    /// The configuration file the settings came from: a key reload (SIGHUP,
+    /// `hookinbox keys reload`) re-reads the `[[endpoint.secret]]` versions
+    /// there. Without it a key reload re-reads the running versions'
+    /// sources only (`value_env`, `value_file`).
+    pub fn config_file(mut self, path: impl AsRef<Path>) -> Service {
+        self.config_path = Some(path.as_ref().to_owned());
+        self
     }
 
     /// The handlers of the configuration's `kind = "handler"` targets, by
@@ -143,10 +156,11 @@ impl Service {
     /// requests in flight and deliveries finish within `server.shutdown_grace`,
     /// and returns. Start-up errors are returned before the public port
     /// accepts a request. The process's SIGHUP handler is installed (it
-    /// reloads the TLS certificate; without TLS it is logged).
+    /// reloads the endpoints' secrets and the TLS certificate).
     pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send) -> Result<(), Error> {
         let Service {
             settings,
+            config_path,
             handlers,
             listener,
             store,
@@ -161,12 +175,23 @@ impl Service {
         for endpoint in &settings.endpoints {
             startup_log::endpoint_ready(endpoint);
         }
+        let keys = Arc::new(KeyReloader::new(
+            config_path,
+            settings.clone(),
+            endpoints.clone(),
+        ));
         let store = ServiceStore::open(store, &settings).await?;
         let metrics = telemetry::install();
         let (stop_background, stopping) = StopOnDrop::channel();
         if let Some(admin_settings) = admin_settings {
-            let address =
-                admin::spawn(admin_settings, metrics, store.shared(), stopping.clone()).await?;
+            let address = admin::spawn(
+                admin_settings,
+                metrics,
+                store.shared(),
+                Some(Arc::clone(&keys)),
+                stopping.clone(),
+            )
+            .await?;
             tracing::info!(message = "Admin listener up.", address = %address);
         }
         // Retention: only `serve` purges (see `retention`), and only the
@@ -193,7 +218,7 @@ impl Service {
             source,
         })?;
         // Before the announcement: from then on a SIGHUP reloads, never kills.
-        install_reload(tls.as_ref())?;
+        install_reload(tls.as_ref(), Some(keys))?;
         let scheme = if tls.is_some() { "https" } else { "http" };
         if announce_on_stdout {
             startup_log::announce(&format!("{scheme}://{bound}"));
@@ -234,7 +259,7 @@ impl Service {
         let delivery = store.spawn_workers(&endpoints, &self.settings, &self.handlers, stopping)?;
         // `systemctl reload` must not stop the workers: nothing of theirs is
         // reloadable yet, but a SIGHUP is answered, not fatal.
-        install_reload(None)?;
+        install_reload(None, None)?;
         tracing::info!(
             message = "Delivering.",
             targets = endpoints.values().map(|e| e.targets.len()).sum::<usize>()
@@ -321,9 +346,12 @@ impl Drop for StopOnDrop {
 }
 
 /// The SIGHUP handler, with what it reloads.
-fn install_reload(tls: Option<&TlsListener>) -> Result<(), Error> {
-    let reloadables: Vec<Arc<dyn Reloadable>> =
+fn install_reload(tls: Option<&TlsListener>, keys: Option<Arc<KeyReloader>>) -> Result<(), Error> {
+    let mut reloadables: Vec<Arc<dyn Reloadable>> =
         tls.map(TlsListener::certificate).into_iter().collect();
+    if let Some(keys) = keys {
+        reloadables.push(keys);
+    }
     reload::reload_on_sighup(reloadables).map_err(Error::Signal)
 }
 

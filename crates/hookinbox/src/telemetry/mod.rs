@@ -10,11 +10,13 @@ mod captured_log;
 mod commit_events;
 mod delivery_events;
 mod ingress_events;
+mod key_reload_events;
 mod purge_events;
 mod recorder;
 
 pub use commit_events::{CommitFailed, CommitTimedOut};
 pub use delivery_events::{DeliveryOutcome, LeasesReclaimed};
 pub use ingress_events::{AcceptedEvent, IngressOutcome, SecretVersionMatched};
+pub use key_reload_events::SecretReloadFailed;
 pub use purge_events::Purged;
 pub use recorder::{install, MetricsHandle};
