@@ -47,8 +47,9 @@
 #     `hookinbox work` processes deliver to bench's `sink`; deliveries/s =
 #     delivered / (last delivered_at_ms - start of the work processes).
 # For PostgreSQL rows, the durability check counts <schema>.inbox with psql,
-# and "PostgreSQL CPU" is the CPU of all `postgres` processes on the machine
-# during the measurement (other users of the same server included).
+# and the CPU of all `postgres` processes on the machine during the
+# measurement (other users of the same server included) is added to the
+# "server CPU" column, so "others' CPU" keeps meaning other work.
 #
 # The machine is shared: before each measurement the script waits (at most
 # --quiet-wait s) until less than --quiet-max % of the CPUs were busy over one
