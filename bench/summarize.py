@@ -5,6 +5,12 @@
     summarize.py --check PREFIX   checks one measurement (PREFIX.loadgen.json +
                                   PREFIX.meta.json), prints one line, exits 1
                                   if a 2xx has no committed row
+    summarize.py --combine OUT.json PART.json...
+                                  one loadgen report from several loadgens run
+                                  at once (one per server): counts and rates
+                                  summed, each latency percentile the MAX over
+                                  the parts (the JSON has no histograms to
+                                  merge), the parts kept under "parts"
 
 The machine is shared and noisy, so the tables give every round, the median
 over rounds, the hookinbox/baseline ratio of the medians, and how much CPU
@@ -12,12 +18,57 @@ other processes used meanwhile ("others' CPU", in % of one core).
 """
 
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
 
 P99_TARGET_MS = 15.0
 SATURATION_TARGET = 10_000.0
+# PostgreSQL (issue 7).
+PG_P99_TARGET_MS = 20.0
+PG_VS_PGBENCH_TARGET = 1.2
+PG_DELIVERIES_TARGET = 3_000.0
+KINDS = ("hookinbox", "baseline", "postgres")
+
+
+def combine(out, parts):
+    """Several loadgen reports of one measurement as one (see the docstring)."""
+    reports = [json.loads(Path(p).read_text()) for p in parts]
+    merged = dict(reports[0])
+
+    def total(key):
+        return sum(r.get(key) or 0 for r in reports)
+
+    def counts(key):
+        result = {}
+        for r in reports:
+            for k, v in r[key].items():
+                result[k] = result.get(k, 0) + v
+        return result
+
+    for key in ("scheduled", "sent", "ok", "duplicates", "warmup_ok", "warmup_not_ok",
+                "bytes_sent", "target_rate", "achieved_rate", "ack_rate", "generator_cpu_s",
+                "generator_cpu_percent"):
+        merged[key] = total(key)
+    merged["non_2xx"] = counts("non_2xx")
+    merged["errors"] = counts("errors")
+    for key in ("latency_us", "send_lag_us"):
+        if reports[0].get(key) is None:
+            continue
+        lat = {k: max(r[key][k] for r in reports) for k in ("p50", "p90", "p99", "p99_9", "max")}
+        lat["count"] = sum(r[key]["count"] for r in reports)
+        lat["mean"] = sum(r[key]["mean"] * r[key]["count"] for r in reports) / max(1, lat["count"])
+        merged[key] = lat
+    merged["combined"] = "percentiles: max over parts; counts and rates: sum"
+    merged["parts"] = [
+        {"url": r["url"], "run_id": r["run_id"], "target_rate": r.get("target_rate"),
+         "ok": r["ok"], "scheduled": r.get("scheduled"), "ack_rate": r["ack_rate"],
+         "latency_us": r["latency_us"], "non_2xx": r["non_2xx"], "errors": r["errors"]}
+        for r in reports
+    ]
+    Path(out).write_text(json.dumps(merged, indent=1) + "\n")
+    return 0
 
 
 def load(prefix):
@@ -55,6 +106,8 @@ def durability(report, meta):
 
 def server_cpu(meta):
     total = sum(t["cpu_s"] for t in meta["server_threads"].values())
+    # The PostgreSQL server's processes do part of the storing: counted as the server's too.
+    total += meta.get("postgres_cpu_s") or 0.0
     return total, 100.0 * total / meta["wall_s"] if meta["wall_s"] else 0.0
 
 
@@ -120,7 +173,7 @@ def summarise(out):
             "| server CPU | loadgen CPU | others' CPU | durability |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
-        for kind in ("hookinbox", "baseline"):
+        for kind in KINDS:
             mine = sorted(
                 [(r, m) for r, m in open_runs if m["kind"] == kind], key=lambda x: x[1]["round"]
             )
@@ -128,8 +181,13 @@ def summarise(out):
                 lat = r["latency_us"]
                 ok, text = durability(r, m)
                 summary["durability_ok"] &= ok
+                label = kind
+                if r.get("parts"):
+                    label = (f"{kind} ×{len(r['parts'])} (p99 each: "
+                             + " / ".join(fmt_ms(ms(x["latency_us"]["p99"])) for x in r["parts"])
+                             + ")")
                 lines.append(
-                    f"| {kind} | {m['round']} | {fmt_ms(ms(lat['p50']))} | {fmt_ms(ms(lat['p90']))} "
+                    f"| {label} | {m['round']} | {fmt_ms(ms(lat['p50']))} | {fmt_ms(ms(lat['p90']))} "
                     f"| {fmt_ms(ms(lat['p99']))} | {fmt_ms(ms(lat['p99_9']))} | {fmt_ms(ms(lat['max']))} "
                     f"| {r['ok']} / {r['scheduled']} | {failures(r)} | {server_cpu(m)[1]:.0f} % "
                     f"| {r['generator_cpu_percent']:.0f} % | {others_cpu(r, m):.0f} % | {text} |"
@@ -162,10 +220,22 @@ def summarise(out):
                 f"| {ratio(h['p99'], b['p99'])} | {ratio(h['p99_9'], b['p99_9'])} "
                 f"| {ratio(h['max'], b['max'])} | {ratio(h['server_cpu_percent'], b['server_cpu_percent'])} | |"
             )
+        pgo = summary["open_loop"].get("postgres")
+        if pgo and b:
+            lines.append(
+                f"| ratio postgres / baseline | {ratio(pgo['p50'], b['p50'])} | {ratio(pgo['p90'], b['p90'])} "
+                f"| {ratio(pgo['p99'], b['p99'])} | {ratio(pgo['p99_9'], b['p99_9'])} "
+                f"| {ratio(pgo['max'], b['max'])} | {ratio(pgo['server_cpu_percent'], b['server_cpu_percent'])} | |"
+            )
+        if pgo:
+            lines += ["", "postgres rows: two `serve --no-workers` processes on one schema, one loadgen "
+                      "each at half the rate; percentiles are the max of the two loadgens'; server CPU "
+                      "includes all `postgres` processes."]
         lines.append("")
 
     # Saturation.
-    sat_runs = [(r, m) for r, m in runs if m["mode"] == "sat"]
+    sat_runs = [(r, m) for r, m in runs if m["mode"] == "sat" and m["kind"] != "postgres"]
+    pg_sat_runs = [(r, m) for r, m in runs if m["mode"] == "sat" and m["kind"] == "postgres"]
     if sat_runs:
         concurrencies = sorted({m["concurrency"] for _, m in sat_runs})
         lines += [
@@ -216,6 +286,89 @@ def summarise(out):
             )
         lines.append("")
 
+    # PostgreSQL saturation against the pgbench reference.
+    refs = sorted(
+        (json.loads(p.read_text()) for p in (out / "runs").glob("*.pgbench.json")),
+        key=lambda x: x["round"],
+    )
+    ref_med = median([x["tps"] for x in refs]) if refs else None
+    summary["pgbench"] = {"tps": [x["tps"] for x in refs], "median": ref_med,
+                          "clients": refs[0]["clients"] if refs else None,
+                          "postgres_cpu_percent": median(
+                              [100 * x["postgres_cpu_s"] / x["wall_s"] for x in refs])
+                          if refs else None}
+    summary["postgres_saturate"] = {}
+    if pg_sat_runs or refs:
+        lines += [
+            "### PostgreSQL saturation (closed loop, one `serve --no-workers`) vs the pgbench reference",
+            "",
+            "| concurrency | postgres, each round | postgres median | ratio to pgbench median "
+            "| p50 / p99 ms (closed loop) | failed | hookinbox + postgres CPU | others' CPU (median) |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for c in sorted({m["concurrency"] for _, m in pg_sat_runs}):
+            mine = sorted([(r, m) for r, m in pg_sat_runs if m["concurrency"] == c],
+                          key=lambda x: x[1]["round"])
+            for r, m in mine:
+                summary["durability_ok"] &= durability(r, m)[0]
+            rates = [r["ack_rate"] for r, _ in mine]
+            med = median(rates)
+            entry = {
+                "rates": rates, "median": med,
+                "ratio_to_pgbench": med / ref_med if ref_med else None,
+                "p50_ms": median([ms(r["latency_us"]["p50"]) for r, _ in mine]),
+                "p99_ms": median([ms(r["latency_us"]["p99"]) for r, _ in mine]),
+                "failed": sum(failures(r) for r, _ in mine),
+                "server_cpu_percent": median([server_cpu(m)[1] for _, m in mine]),
+                "others_cpu_percent": median([others_cpu(r, m) for r, m in mine]),
+            }
+            summary["postgres_saturate"][str(c)] = entry
+            lines.append(
+                f"| {c} | {', '.join(f'{x:.0f}' for x in rates)} | **{med:.0f}** "
+                f"| {ratio(med, ref_med) if ref_med else '–'} | {entry['p50_ms']:.1f} / {entry['p99_ms']:.1f} "
+                f"| {entry['failed']} | {entry['server_cpu_percent']:.0f} % | {entry['others_cpu_percent']:.0f} % |"
+            )
+        if refs:
+            lines += [
+                "",
+                f"| pgbench reference ({refs[0]['clients']} clients, one ~10 KiB row per transaction) "
+                "| each round (tps) | median | avg latency ms | failed | postgres CPU |",
+                "|---|---|---|---|---|---|",
+                "| | " + ", ".join(f"{x['tps']:.0f}" for x in refs) + f" | **{ref_med:.0f}** "
+                f"| {median([x['latency_ms'] for x in refs]):.1f} | {sum(x['failed'] for x in refs):.0f} "
+                f"| {summary['pgbench']['postgres_cpu_percent']:.0f} % |",
+            ]
+        lines.append("")
+
+    # PostgreSQL delivery drain.
+    drains = sorted(
+        (json.loads(p.read_text()) for p in (out / "runs").glob("*.delivery.json")),
+        key=lambda x: x["round"],
+    )
+    if drains:
+        lines += [
+            "### PostgreSQL delivery drain (two `hookinbox work` processes)",
+            "",
+            "| round | delivered / pending | deliveries/s (wall) | deliveries/s (first→last) | wall s "
+            "| attempts | work CPU s | postgres CPU s | machine busy | complete |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for d in drains:
+            window = d.get("window_s") or d["wall_s"]
+            busy = 100 * d["machine_cpu_s"] / ((os.cpu_count() or 1) * window) if window else float("nan")
+            lines.append(
+                f"| {d['round']} | {d['delivered']} / {d['pending']} | {d['deliveries_per_s']:.0f} "
+                f"| {d['steady_per_s'] or float('nan'):.0f} | {d['wall_s']:.2f} | {d['attempts']} "
+                f"| {d['work_cpu_s']:.2f} | {d['postgres_cpu_s']:.2f} | {busy:.0f} % "
+                f"| {'yes' if d['complete'] else 'NO'} |"
+            )
+        summary["postgres_delivery"] = {
+            "rates": [d["deliveries_per_s"] for d in drains],
+            "median": median([d["deliveries_per_s"] or 0.0 for d in drains]),
+            "complete": all(d["complete"] for d in drains),
+        }
+        lines += ["", f"median: **{summary['postgres_delivery']['median']:.0f} deliveries/s**", ""]
+
     # Targets.
     h_open = summary["open_loop"].get("hookinbox")
     best = max(
@@ -239,6 +392,32 @@ def summarise(out):
             f"- ≥ {SATURATION_TARGET:,.0f} durable acks/s at saturation: best median "
             f"{best[0]:,.0f} acks/s (concurrency {best[1]}) → **{'met' if met else 'NOT met'}**"
         )
+    pgo = summary["open_loop"].get("postgres")
+    if pgo:
+        met = pgo["p99"] <= PG_P99_TARGET_MS and pgo["failed"] == 0
+        summary["postgres_p99_target_met"] = met
+        lines.append(
+            f"- PostgreSQL, two ingress processes, p99 ack at {open_runs[0][0]['target_rate']:.0f} req/s "
+            f"≤ {PG_P99_TARGET_MS:.0f} ms: median of the per-round max p99 {pgo['p99']:.2f} ms, "
+            f"{pgo['failed']} failed requests → **{'met' if met else 'NOT met'}**"
+        )
+    if summary["postgres_saturate"] and ref_med:
+        best_pg = max((v["median"], c) for c, v in summary["postgres_saturate"].items())
+        met = best_pg[0] >= PG_VS_PGBENCH_TARGET * ref_med
+        summary["postgres_saturation_target_met"] = met
+        lines.append(
+            f"- PostgreSQL durable acks/s at saturation ≥ {PG_VS_PGBENCH_TARGET}× the pgbench reference "
+            f"({ref_med:,.0f} tps): best median {best_pg[0]:,.0f} acks/s (concurrency {best_pg[1]}), "
+            f"{best_pg[0] / ref_med:.2f}× → **{'met' if met else 'NOT met'}**"
+        )
+    if summary.get("postgres_delivery"):
+        d = summary["postgres_delivery"]
+        met = d["median"] >= PG_DELIVERIES_TARGET and d["complete"]
+        summary["postgres_delivery_target_met"] = met
+        lines.append(
+            f"- PostgreSQL deliveries/s ≥ {PG_DELIVERIES_TARGET:,.0f} with two work processes: median "
+            f"{d['median']:,.0f} → **{'met' if met else 'NOT met'}**"
+        )
     lines.append(
         f"- every hookinbox 2xx has its committed row: "
         f"**{'yes' if summary['durability_ok'] else 'NO'}**"
@@ -251,6 +430,8 @@ def summarise(out):
 def main(argv):
     if len(argv) == 3 and argv[1] == "--check":
         return check(argv[2])
+    if len(argv) >= 4 and argv[1] == "--combine":
+        return combine(argv[2], argv[3:])
     if len(argv) == 2:
         return summarise(Path(argv[1]))
     print(__doc__, file=sys.stderr)
