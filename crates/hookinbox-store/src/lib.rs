@@ -24,6 +24,7 @@ pub mod event_view;
 pub mod handler;
 pub mod inbox;
 pub mod postgres;
+mod prepared_event;
 pub mod retention;
 pub mod rewrap_progress;
 mod sealed;

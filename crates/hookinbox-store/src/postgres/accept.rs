@@ -34,65 +34,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use bytes::Bytes;
 use deadpool_postgres::Transaction;
 
 use super::advisory_lock::{lock_key, LockPurpose};
 use super::db_error::PgError;
-use crate::sealed::{self, RecordKind};
-use crate::{AcceptOutcome, EncryptionKeys, NewEvent, StoreError};
-
-/// An event ready for a batch: its would-be id, its audit headers as JSON
-/// and its stored body (both sealed when there are keys) are computed
-/// before the transaction.
-pub(crate) struct PreparedEvent {
-    pub(crate) id: String,
-    /// The `audit_headers` column: JSON, or sealed JSON in base64.
-    pub(crate) audit_headers: String,
-    /// `inbox_payload.payload`: the raw body, or sealed.
-    pub(crate) stored_payload: Bytes,
-    /// The key that sealed the body and the audit headers; `None`: plain.
-    pub(crate) key_id: Option<String>,
-    pub(crate) event: NewEvent,
-}
-
-impl PreparedEvent {
-    pub(crate) fn new(
-        event: NewEvent,
-        keys: Option<&EncryptionKeys>,
-    ) -> Result<PreparedEvent, StoreError> {
-        let id = uuid::Uuid::now_v7().to_string();
-        let audit_json =
-            serde_json::to_string(&event.audit_headers).unwrap_or_else(|_| "[]".to_owned());
-        let audit_headers = sealed::seal_audit_headers(keys, &id, &audit_json)?;
-        let (stored_payload, key_id) = match keys {
-            None => (event.payload.clone(), None),
-            Some(keys) => {
-                let sealed = sealed::seal(keys, RecordKind::Payload, &id, &event.payload)?;
-                (Bytes::from(sealed.bytes), Some(sealed.key_id))
-            }
-        };
-        Ok(PreparedEvent {
-            id,
-            audit_headers,
-            stored_payload,
-            key_id,
-            event,
-        })
-    }
-
-    /// It is checked against, or can be found by, its body fingerprint.
-    fn has_body_identity(&self) -> bool {
-        self.event.fingerprint_window_ms.is_some() || !self.event.unsigned_metadata.is_empty()
-    }
-
-    /// The earliest `received_at_ms` of a row this event duplicates by body.
-    fn same_body_since(&self) -> Option<i64> {
-        self.event
-            .fingerprint_window_ms
-            .map(|window| self.event.received_at_ms.saturating_sub(window))
-    }
-}
+use crate::prepared_event::PreparedEvent;
+use crate::AcceptOutcome;
 
 /// Inserts the new rows of one round and returns their inbox ids and the
 /// deliveries' count. Payloads and deliveries join the rows actually
@@ -302,7 +249,7 @@ async fn accept_round(
         .collect();
     let unsigned = column(|p| p.event.unsigned_metadata.to_column());
     let same_body_since: Vec<Option<i64>> = events.iter().map(|p| p.same_body_since()).collect();
-    let payloads: Vec<&[u8]> = events.iter().map(|p| p.stored_payload.as_ref()).collect();
+    let payloads: Vec<&[u8]> = events.iter().map(|p| p.stored_body.as_ref()).collect();
     let key_ids: Vec<Option<&str>> = events.iter().map(|p| p.key_id.as_deref()).collect();
 
     let deliveries = DeliveryColumns::of(events);
@@ -429,5 +376,19 @@ impl<'a> DeliveryColumns<'a> {
             }
         }
         columns
+    }
+}
+
+impl PreparedEvent {
+    /// It is checked against, or can be found by, its body fingerprint.
+    fn has_body_identity(&self) -> bool {
+        self.event.fingerprint_window_ms.is_some() || !self.event.unsigned_metadata.is_empty()
+    }
+
+    /// The earliest `received_at_ms` of a row this event duplicates by body.
+    fn same_body_since(&self) -> Option<i64> {
+        self.event
+            .fingerprint_window_ms
+            .map(|window| self.event.received_at_ms.saturating_sub(window))
     }
 }

@@ -21,9 +21,10 @@ use std::time::Instant;
 use deadpool_postgres::Pool;
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
-use super::accept::{accept_batch, PreparedEvent};
+use super::accept::accept_batch;
 use super::db_error::PgError;
 use super::listen::NOTIFY;
+use crate::prepared_event::PreparedEvent;
 use crate::{AcceptOutcome, StoreError};
 
 /// One `accept` waiting for its batch.

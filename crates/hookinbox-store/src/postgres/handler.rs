@@ -10,9 +10,10 @@
 
 use deadpool_postgres::Transaction;
 
-use super::accept::{accept_batch, PreparedEvent};
+use super::accept::accept_batch;
 use super::db_error::PgError;
 use super::outbox;
+use crate::prepared_event::PreparedEvent;
 use crate::{
     AcceptOutcome, HandledEvent, HandlerDelivery, HandlerError, LeasedDelivery, PostgresHandler,
     SettleRequest, Settlement, StoredEvent,

@@ -38,12 +38,12 @@ pub use schema::CURRENT_VERSION as SCHEMA_VERSION;
 pub use tls::TlsSetupError;
 pub use url::{PostgresUrl, PostgresUrlError, SslMode};
 
+use crate::prepared_event::PreparedEvent;
 use crate::{
     AcceptOutcome, DeliveryWakeups, HandlerDelivery, LeaseParams, LeasedDelivery, NewEvent,
     PostgresHandler, PurgeCounts, PurgeProgress, ReplaySelector, RetentionPolicy, RewrapProgress,
     SettleRequest, Settlement, Stats, Store, StoreError, StoreReads, StoredEvent,
 };
-use accept::PreparedEvent;
 use accept_batcher::{AcceptRequest, Batcher};
 use db_error::PgError;
 use handler::HandlerTxError;

@@ -12,12 +12,11 @@
 //! key, whose id goes in `payload_key_id`. The fingerprint stays over the
 //! plaintext, so duplicates and conflicts are found as without keys.
 
-use bytes::Bytes;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::payload_log::PayloadLog;
-use crate::sealed::{self, RecordKind};
-use crate::{AcceptOutcome, EncryptionKeys, NewEvent, StoreError};
+use crate::prepared_event::PreparedEvent;
+use crate::{AcceptOutcome, NewEvent};
 
 const INSERT_INBOX: &str = "
     INSERT INTO inbox (
@@ -44,52 +43,6 @@ const INSERT_DELIVERY: &str = "
         inbox_id, endpoint_id, target, generation, status, attempts, next_attempt_at_ms,
         ordering_key, object_version, created_at_ms
     ) VALUES (?1, ?2, ?3, 0, 'PENDING', 0, ?4, ?5, ?6, ?4)";
-
-/// An event ready for the writer: what can be computed before the
-/// transaction (its would-be id, the audit headers as JSON, both sealed
-/// when there are keys) is, so the one writer thread spends its time on
-/// the insert only.
-pub(crate) struct PreparedEvent {
-    id: String,
-    /// The `audit_headers` column: JSON, or sealed JSON in base64.
-    audit_headers: String,
-    /// The body as the payload log stores it: raw, or sealed.
-    stored_body: Bytes,
-    /// The key that sealed the body and the audit headers; `None`: plain.
-    key_id: Option<String>,
-    pub(crate) event: NewEvent,
-}
-
-impl PreparedEvent {
-    pub(crate) fn new(
-        event: NewEvent,
-        keys: Option<&EncryptionKeys>,
-    ) -> Result<PreparedEvent, StoreError> {
-        let id = uuid::Uuid::now_v7().to_string();
-        let audit_json =
-            serde_json::to_string(&event.audit_headers).unwrap_or_else(|_| "[]".to_owned());
-        let audit_headers = sealed::seal_audit_headers(keys, &id, &audit_json)?;
-        let (stored_body, key_id) = match keys {
-            None => (event.payload.clone(), None),
-            Some(keys) => {
-                let sealed = sealed::seal(keys, RecordKind::Payload, &id, &event.payload)?;
-                (Bytes::from(sealed.bytes), Some(sealed.key_id))
-            }
-        };
-        Ok(PreparedEvent {
-            id,
-            audit_headers,
-            stored_body,
-            key_id,
-            event,
-        })
-    }
-
-    /// Bytes this event writes to the payload log.
-    pub(crate) fn stored_len(&self) -> usize {
-        self.stored_body.len()
-    }
-}
 
 /// Inserts the event and its deliveries, or reports which row already is
 /// this event. In order: a row with the same (endpoint, event id) makes it a
@@ -190,4 +143,11 @@ fn same_id(conn: &Connection, event: &NewEvent) -> Result<Option<AcceptOutcome>,
             AcceptOutcome::Conflict { id }
         }
     }))
+}
+
+impl PreparedEvent {
+    /// Bytes this event writes to the payload log.
+    pub(crate) fn stored_len(&self) -> usize {
+        self.stored_body.len()
+    }
 }

@@ -31,6 +31,7 @@ pub use reader::SqliteReader;
 pub use schema::CURRENT_VERSION as SCHEMA_VERSION;
 
 pub use crate::handler::HandlerDelivery;
+use crate::prepared_event::PreparedEvent;
 use crate::{
     AcceptOutcome, EncryptionKeys, HandledEvent, LeaseParams, LeasedDelivery, NewEvent,
     PurgeCounts, PurgeProgress, ReplaySelector, RetentionPolicy, RewrapProgress, SettleRequest,
@@ -240,7 +241,7 @@ impl SqliteStore {
         event: NewEvent,
         handler: Arc<dyn SqliteHandler>,
     ) -> Result<AcceptOutcome, StoreError> {
-        let prepared = accept::PreparedEvent::new(event, self.keys.as_deref())?;
+        let prepared = PreparedEvent::new(event, self.keys.as_deref())?;
         self.write(prepared.stored_len(), move |conn, payloads| {
             let outcome = accept::accept(conn, payloads, &prepared)?;
             if let AcceptOutcome::Inserted { id } = &outcome {
@@ -378,7 +379,7 @@ impl SqliteStore {
 #[async_trait]
 impl Store for SqliteStore {
     async fn accept(&self, event: NewEvent) -> Result<AcceptOutcome, StoreError> {
-        let prepared = accept::PreparedEvent::new(event, self.keys.as_deref())?;
+        let prepared = PreparedEvent::new(event, self.keys.as_deref())?;
         self.write(prepared.stored_len(), move |conn, payloads| {
             Ok(accept::accept(conn, payloads, &prepared)?)
         })
