@@ -45,6 +45,15 @@ async fn ten_processes_migrating_at_once_apply_each_migration_once() {
     let versions: Vec<i32> = versions.iter().map(|row| row.get(0)).collect();
     let expected: Vec<i32> = (1..=postgres::SCHEMA_VERSION as i32).collect();
     assert_eq!(versions, expected);
+    // Bodies are stored out of line without compression (migration 3).
+    let storage = schema
+        .query(
+            "SELECT a.attstorage::text FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid \
+             WHERE c.relname = 'inbox_payload' AND c.relnamespace = current_schema()::regnamespace \
+             AND a.attname = 'payload'",
+        )
+        .await;
+    assert_eq!(storage[0].get::<_, String>(0), "e");
     // And the schema they agreed on works.
     let store: &dyn Store = &stores[7];
     assert!(matches!(

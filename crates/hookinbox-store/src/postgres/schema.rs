@@ -112,6 +112,14 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE inbox ADD COLUMN payload_key_id text;
     "#,
+    // 3: bodies out of line, uncompressed. The default (EXTENDED) makes
+    // PostgreSQL try pglz on every body over ~2 KiB; sealed bodies never
+    // compress, so it was CPU spent for nothing on the ingress path
+    // (the benchmark measured 1.5–2.1× more acks/s without it). Rows
+    // written before keep their form; both read the same.
+    r#"
+    ALTER TABLE inbox_payload ALTER COLUMN payload SET STORAGE EXTERNAL;
+    "#,
 ];
 
 /// The schema version this build writes.
