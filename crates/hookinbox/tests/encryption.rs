@@ -141,7 +141,7 @@ async fn the_development_config_creates_its_key_file_once_and_reuses_it() {
     let body = r#"{"id":"dev-1","type":"payment.succeeded"}"#;
     let timestamp = now();
     let signature =
-        hookinbox_verify::providers::lab::sign("lab-dev-secret", timestamp, body.as_bytes());
+        hookinbox_verify::providers::lab::sign("lab-dev-secret-0001", timestamp, body.as_bytes());
     let event = Signed {
         headers: vec![
             ("content-type".into(), "application/json".into()),
