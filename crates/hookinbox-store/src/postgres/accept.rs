@@ -38,6 +38,7 @@ use deadpool_postgres::Transaction;
 
 use super::advisory_lock::{lock_key, LockPurpose};
 use super::db_error::PgError;
+use super::first_column::first_column;
 use crate::prepared_event::PreparedEvent;
 use crate::AcceptOutcome;
 
@@ -255,39 +256,36 @@ async fn accept_round(
     let deliveries = DeliveryColumns::of(events);
 
     let statement = tx.prepare_cached(INSERT_ROUND).await?;
-    let inserted: HashSet<String> = tx
-        .query(
-            &statement,
-            &[
-                &ids,
-                &endpoints,
-                &providers,
-                &event_ids,
-                &event_types,
-                &object_ids,
-                &object_versions,
-                &created_at,
-                &received_at,
-                &content_types,
-                &fingerprints,
-                &audit_headers,
-                &secret_versions,
-                &unsigned,
-                &same_body_since,
-                &payloads,
-                &deliveries.inbox_ids,
-                &deliveries.endpoints,
-                &deliveries.targets,
-                &deliveries.due_ms,
-                &deliveries.ordering_keys,
-                &deliveries.object_versions,
-                &key_ids,
-            ],
-        )
-        .await?
-        .iter()
-        .map(|row| row.try_get(0))
-        .collect::<Result<_, _>>()?;
+    let inserted: HashSet<String> = first_column(
+        tx,
+        &statement,
+        &[
+            &ids,
+            &endpoints,
+            &providers,
+            &event_ids,
+            &event_types,
+            &object_ids,
+            &object_versions,
+            &created_at,
+            &received_at,
+            &content_types,
+            &fingerprints,
+            &audit_headers,
+            &secret_versions,
+            &unsigned,
+            &same_body_since,
+            &payloads,
+            &deliveries.inbox_ids,
+            &deliveries.endpoints,
+            &deliveries.targets,
+            &deliveries.due_ms,
+            &deliveries.ordering_keys,
+            &deliveries.object_versions,
+            &key_ids,
+        ],
+    )
+    .await?;
 
     let mut outcomes: Vec<Option<AcceptOutcome>> = events
         .iter()

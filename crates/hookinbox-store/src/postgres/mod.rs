@@ -15,6 +15,7 @@ mod accept;
 mod accept_batcher;
 mod advisory_lock;
 mod db_error;
+mod first_column;
 mod handler;
 mod listen;
 mod outbox;

@@ -30,6 +30,7 @@ use deadpool_postgres::{GenericClient, Transaction};
 
 use super::advisory_lock::{lock_key, LockPurpose};
 use super::db_error::PgError;
+use super::first_column::first_column;
 use super::listen::NOTIFY;
 use crate::{LeaseParams, LeasedDelivery, ReplaySelector, SettleRequest, Settlement};
 
@@ -152,12 +153,8 @@ pub(crate) async fn lease(
                      RETURNING id",
                 )
                 .await?;
-            let changed: Vec<i64> = tx
-                .query(&statement, &[&to_lease, &params.owner, &lease_until_ms])
-                .await?
-                .iter()
-                .map(|row| row.try_get(0))
-                .collect::<Result<_, _>>()?;
+            let changed: Vec<i64> =
+                first_column(tx, &statement, &[&to_lease, &params.owner, &lease_until_ms]).await?;
             // In the candidates' order (due time, then id), as SQLite does.
             for candidate in candidates
                 .iter()
@@ -187,12 +184,7 @@ pub(crate) async fn lease(
                  RETURNING inbox_id",
             )
             .await?;
-        let inbox_ids: Vec<String> = tx
-            .query(&statement, &[&stale])
-            .await?
-            .iter()
-            .map(|row| row.try_get(0))
-            .collect::<Result<_, _>>()?;
+        let inbox_ids: Vec<String> = first_column(tx, &statement, &[&stale]).await?;
         finish_inboxes(tx, inbox_ids).await?;
     }
 }
@@ -231,12 +223,7 @@ async fn lock_ordered_candidates(
     let statement = tx
         .prepare_cached("SELECT k FROM unnest($1::int8[]) AS k WHERE pg_try_advisory_xact_lock(k)")
         .await?;
-    let held: Vec<i64> = tx
-        .query(&statement, &[&keys])
-        .await?
-        .iter()
-        .map(|row| row.try_get(0))
-        .collect::<Result<_, _>>()?;
+    let held: Vec<i64> = first_column(tx, &statement, &[&keys]).await?;
     Ok(by_key
         .into_iter()
         .filter(|(key, _)| held.contains(key))
@@ -345,23 +332,20 @@ pub(crate) async fn settle_many(
         now.push(request.now_ms);
     }
     let statement = tx.prepare_cached(SETTLE).await?;
-    let settled: Vec<i64> = tx
-        .query(
-            &statement,
-            &[
-                &ids,
-                &owners,
-                &statuses,
-                &next_attempts,
-                &errors,
-                &delivered_at,
-                &now,
-            ],
-        )
-        .await?
-        .iter()
-        .map(|row| row.try_get(0))
-        .collect::<Result<_, _>>()?;
+    let settled: Vec<i64> = first_column(
+        tx,
+        &statement,
+        &[
+            &ids,
+            &owners,
+            &statuses,
+            &next_attempts,
+            &errors,
+            &delivered_at,
+            &now,
+        ],
+    )
+    .await?;
     let inbox_ids = requests
         .iter()
         .filter(|request| settled.contains(&request.lease.delivery_id))
@@ -448,11 +432,7 @@ pub(crate) async fn replay(
                     "SELECT id FROM inbox WHERE status = 'FAILED' AND received_at_ms >= $1 ORDER BY id",
                 )
                 .await?;
-            tx.query(&statement, &[&since_ms.unwrap_or(i64::MIN)])
-                .await?
-                .iter()
-                .map(|row| row.try_get(0))
-                .collect::<Result<_, _>>()?
+            first_column(tx, &statement, &[&since_ms.unwrap_or(i64::MIN)]).await?
         }
     };
     if ids.is_empty() {
@@ -485,12 +465,7 @@ pub(crate) async fn replay(
              RETURNING id",
         )
         .await?;
-    let mut replayed: Vec<String> = tx
-        .query(&statement, &[&ids, &now_ms])
-        .await?
-        .iter()
-        .map(|row| row.try_get(0))
-        .collect::<Result<_, _>>()?;
+    let mut replayed: Vec<String> = first_column(tx, &statement, &[&ids, &now_ms]).await?;
     replayed.sort_unstable();
     if !replayed.is_empty() {
         let notify = tx.prepare_cached(NOTIFY).await?;

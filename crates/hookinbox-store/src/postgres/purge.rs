@@ -11,6 +11,7 @@
 use deadpool_postgres::{GenericClient, Transaction};
 
 use super::db_error::PgError;
+use super::first_column::first_column;
 use crate::{PurgeCounts, RetentionPolicy};
 
 /// An event with a delivery that a worker is about to need.
@@ -102,12 +103,7 @@ pub(crate) async fn purge(
              SELECT id FROM due",
             events_due()
         );
-        let ids: Vec<String> = tx
-            .query(&sql, &[&cutoff, &limit])
-            .await?
-            .iter()
-            .map(|row| row.try_get(0))
-            .collect::<Result<_, _>>()?;
+        let ids: Vec<String> = first_column(tx, &sql, &[&cutoff, &limit]).await?;
         // The inbox rows last: the statement above removed what refers to them.
         tx.execute("DELETE FROM inbox WHERE id = ANY($1)", &[&ids])
             .await?;
@@ -137,12 +133,7 @@ pub(crate) async fn purge(
              )
              SELECT id FROM due"
         );
-        let ids: Vec<i64> = tx
-            .query(&sql, &[&cutoff, &limit])
-            .await?
-            .iter()
-            .map(|row| row.try_get(0))
-            .collect::<Result<_, _>>()?;
+        let ids: Vec<i64> = first_column(tx, &sql, &[&cutoff, &limit]).await?;
         tx.execute("DELETE FROM delivery WHERE id = ANY($1)", &[&ids])
             .await?;
         purged.dead_deliveries = ids.len() as u64;
