@@ -18,12 +18,15 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use hookinbox_store::{
     HandlerDelivery, LeasedDelivery, PostgresHandler, PostgresStore, SqliteHandler, SqliteStore,
     StoreError, StoredEvent,
 };
 
+use super::destination::{AttemptResult, Destination};
 use super::retry_policy::AttemptOutcome;
+use crate::clock;
 use crate::storage::OpenedStore;
 
 /// Handlers by target name, as the embedding program registers them; a
@@ -113,36 +116,27 @@ pub enum BoundHandler {
     },
 }
 
-/// How one attempt ended, for the worker.
-#[derive(Debug, PartialEq, Eq)]
-pub enum AttemptResult {
-    /// To be recorded by the settler through the retry policy: every HTTP
-    /// attempt, and a handler attempt that did not apply.
-    ToSettle(AttemptOutcome),
-    /// A handler applied its change and DELIVERED in one commit.
-    Committed,
-    /// The lease had been reclaimed before the handler ran; the current
-    /// holder delivers it.
-    LeaseLost,
-}
-
-impl From<AttemptOutcome> for AttemptResult {
-    /// An outcome still to be settled.
-    fn from(outcome: AttemptOutcome) -> AttemptResult {
-        AttemptResult::ToSettle(outcome)
-    }
-}
-
 /// Longest handler error kept in `last_error`.
 const MAX_ERROR_CHARS: usize = 200;
 
-impl BoundHandler {
-    pub async fn deliver(
-        &self,
-        lease: &LeasedDelivery,
-        event: StoredEvent,
-        now_ms: i64,
-    ) -> AttemptResult {
+impl std::fmt::Debug for BoundHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let backend = match self {
+            BoundHandler::Sqlite { .. } => "sqlite",
+            BoundHandler::Postgres { .. } => "postgres",
+        };
+        f.debug_struct("BoundHandler")
+            .field("backend", &backend)
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl Destination for BoundHandler {
+    /// Runs the handler in the transaction that records the delivery
+    /// DELIVERED; a handler error is a transient failure.
+    async fn attempt(&self, lease: &LeasedDelivery, event: StoredEvent) -> AttemptResult {
+        let now_ms = clock::unix_millis();
         let outcome = match self {
             BoundHandler::Sqlite { store, handler } => {
                 store

@@ -14,8 +14,9 @@
 
 use std::time::Duration;
 
+use async_trait::async_trait;
 use bytes::Bytes;
-use hookinbox_store::{StoredEvent, UnsignedMetadata};
+use hookinbox_store::{LeasedDelivery, StoredEvent, UnsignedMetadata};
 use hookinbox_verify::SecretBytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
@@ -25,8 +26,10 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::{Client, ResponseFuture};
 use hyper_util::rt::TokioExecutor;
 
+use super::destination::{AttemptResult, Destination};
 use super::retry_policy::AttemptOutcome;
 use super::tls::{self, TrustRoots};
+use crate::clock;
 
 /// Never read more than this of a target's response body (it is drained, not kept).
 const MAX_RESPONSE_BYTES: usize = 64 * 1024;
@@ -98,7 +101,8 @@ impl HttpTarget {
         })
     }
 
-    /// One attempt. Errors are described without URLs, bodies or secrets.
+    /// One attempt, signed at `now_secs`. Errors are described without
+    /// URLs, bodies or secrets.
     pub async fn send(&self, event: &StoredEvent, now_secs: i64) -> AttemptOutcome {
         let body = event.payload.clone().unwrap_or_default();
         let signature = hookinbox_verify::providers::standard::sign_v1(
@@ -167,6 +171,13 @@ impl HttpTarget {
             },
             Ok(Ok((status, headers))) => classify(status, &headers, std::time::SystemTime::now()),
         }
+    }
+}
+
+#[async_trait]
+impl Destination for HttpTarget {
+    async fn attempt(&self, _lease: &LeasedDelivery, event: StoredEvent) -> AttemptResult {
+        self.send(&event, clock::unix_seconds()).await.into()
     }
 }
 

@@ -2,6 +2,7 @@
 //! them to the user's targets, with retries, dead letters and per-object
 //! ordering. Ingress never calls a target.
 
+pub mod destination;
 pub mod handler_target;
 pub mod http_target;
 pub mod nats_target;
@@ -22,6 +23,7 @@ use crate::config;
 use crate::endpoint::Endpoints;
 use crate::error::Error;
 use crate::storage::OpenedStore;
+use destination::Destination;
 pub use handler_target::HandlerRegistry;
 use target::Sender;
 use worker::WorkerContext;
@@ -42,8 +44,8 @@ pub fn spawn(
     let mut bound = Vec::new();
     for endpoint in endpoints.values() {
         for target in &endpoint.targets {
-            let handler = match target.sender {
-                Sender::Http(_) | Sender::Nats(_) => None,
+            let destination: Arc<dyn Destination> = match &target.sender {
+                Sender::Ready(destination) => Arc::clone(destination),
                 Sender::Handler => {
                     let store =
                         handler_store.ok_or_else(|| Error::HandlerNeedsConfiguredStore {
@@ -57,10 +59,10 @@ pub fn spawn(
                             backend: store.backend(),
                         }
                     })?;
-                    Some(handler)
+                    Arc::new(handler)
                 }
             };
-            bound.push((Arc::clone(target), handler));
+            bound.push((Arc::clone(target), destination));
         }
     }
     let context = WorkerContext {
@@ -69,11 +71,11 @@ pub fn spawn(
         poll_interval: settings.poll_interval,
     };
     let mut tasks = JoinSet::new();
-    for (target, handler) in bound {
+    for (target, destination) in bound {
         tasks.spawn(worker::run(
             context.clone(),
             target,
-            handler,
+            destination,
             shutdown.clone(),
         ));
     }

@@ -30,10 +30,12 @@ use std::time::Duration;
 use async_nats::connection::State;
 use async_nats::jetstream::context::{PublishError, PublishErrorKind};
 use async_nats::{ConnectOptions, Event, HeaderMap, HeaderValue, ServerAddr};
-use hookinbox_store::StoredEvent;
+use async_trait::async_trait;
+use hookinbox_store::{LeasedDelivery, StoredEvent};
 use tokio::sync::{watch, OnceCell};
 use tokio::time::Instant;
 
+use super::destination::{AttemptResult, Destination};
 use super::http_target::unsigned_header;
 use super::retry_policy::AttemptOutcome;
 use crate::config::{ConfigError, NatsDestination, SecretSource, SecretValue, SubjectTemplate};
@@ -203,6 +205,13 @@ impl NatsTarget {
             jetstream,
             events,
         })
+    }
+}
+
+#[async_trait]
+impl Destination for NatsTarget {
+    async fn attempt(&self, _lease: &LeasedDelivery, event: StoredEvent) -> AttemptResult {
+        self.send(&event).await.into()
     }
 }
 

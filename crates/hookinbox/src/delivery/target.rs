@@ -1,11 +1,13 @@
 //! A delivery target at run time: where events go, its retry budget, its
 //! concurrency, and the wake-up the ingress pokes when it accepts an event.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use hookinbox_verify::{Adapter, Key};
 use tokio::sync::Notify;
 
+use super::destination::Destination;
 use super::http_target::HttpTarget;
 use super::nats_target::NatsTarget;
 use super::retry_policy::RetryPolicy;
@@ -15,11 +17,14 @@ use crate::config::{self, ConfigError, HttpDestination, TargetKind};
 /// How events reach the target.
 #[derive(Debug)]
 pub enum Sender {
-    Http(Box<HttpTarget>),
-    /// A JetStream publish; the client connects at the first attempt.
-    Nats(Box<NatsTarget>),
-    /// A library handler, registered by the embedding program under the
-    /// target's name and bound when the workers start.
+    /// Built from the configuration: an `http` target (its client and
+    /// signing key) or a `nats` one (its client connects at the first
+    /// attempt).
+    Ready(Arc<dyn Destination>),
+    /// A library handler: the embedding program registers it under the
+    /// target's name, and `delivery::spawn` binds it to the store it
+    /// commits through — or refuses to start the workers. A worker is only
+    /// ever given a [`Destination`], so it cannot hold an unbound handler.
     Handler,
 }
 
@@ -51,11 +56,11 @@ impl Target {
             // An HTTP or NATS attempt may take its whole timeout: the lease
             // outlasts it. (A handler runs inside one commit; no timeout applies.)
             TargetKind::Http(destination) => (
-                Sender::Http(Box::new(http_sender(destination, field)?)),
+                Sender::Ready(Arc::new(http_sender(destination, field)?)),
                 lease.max(destination.timeout * 2),
             ),
             TargetKind::Nats(destination) => (
-                Sender::Nats(Box::new(NatsTarget::new(destination, field)?)),
+                Sender::Ready(Arc::new(NatsTarget::new(destination, field)?)),
                 lease.max(destination.timeout * 2),
             ),
         };

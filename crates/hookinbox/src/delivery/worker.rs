@@ -16,10 +16,10 @@ use hookinbox_store::{LeaseParams, LeasedDelivery, SettleRequest, Settlement, St
 use rand::Rng;
 use tokio::sync::{watch, Semaphore};
 
-use super::handler_target::{AttemptResult, BoundHandler};
+use super::destination::{AttemptResult, Destination};
 use super::retry_policy::AttemptOutcome;
 use super::settler;
-use super::target::{Sender, Target};
+use super::target::Target;
 use crate::clock;
 use crate::failpoint::Failpoint;
 use crate::telemetry::DeliveryOutcome;
@@ -35,12 +35,13 @@ pub struct WorkerContext {
 }
 
 /// Runs until `shutdown` turns true; then stops leasing, lets in-flight
-/// attempts finish and waits until their outcomes are recorded.
-/// `handler` is the bound handler of a `handler` target (None for the others).
+/// attempts finish and waits until their outcomes are recorded. Each
+/// attempt goes to `destination`, the target's kind made ready (a handler
+/// target's handler already bound to its store).
 pub async fn run(
     context: WorkerContext,
     target: Arc<Target>,
-    handler: Option<BoundHandler>,
+    destination: Arc<dyn Destination>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let slots = Arc::new(Semaphore::new(target.concurrency));
@@ -85,10 +86,11 @@ pub async fn run(
                 return;
             };
             let (context, target) = (context.clone(), Arc::clone(&target));
-            let (settlements, handler) = (settlements.clone(), handler.clone());
+            let (settlements, destination) = (settlements.clone(), Arc::clone(&destination));
             tokio::spawn(async move {
                 // None: a handler already recorded the outcome.
-                if let Some(request) = attempt(&context, &target, handler.as_ref(), lease).await {
+                if let Some(request) = attempt(&context, &target, destination.as_ref(), lease).await
+                {
                     // The slot is freed once the outcome is queued, not once
                     // it is committed; the bounded queue holds the slot when
                     // settling falls behind.
@@ -135,7 +137,7 @@ async fn heartbeat_until_dropped(
 async fn attempt(
     context: &WorkerContext,
     target: &Target,
-    handler: Option<&BoundHandler>,
+    destination: &dyn Destination,
     lease: LeasedDelivery,
 ) -> Option<SettleRequest> {
     let started = std::time::Instant::now();
@@ -162,18 +164,7 @@ async fn attempt(
             }
             .into();
         }
-        match (&target.sender, handler) {
-            (Sender::Http(http), _) => http.send(&event, clock::unix_seconds()).await.into(),
-            (Sender::Nats(nats), _) => nats.send(&event).await.into(),
-            (Sender::Handler, Some(handler)) => {
-                handler.deliver(&lease, event, clock::unix_millis()).await
-            }
-            (Sender::Handler, None) => AttemptOutcome::Transient {
-                error: "no handler is bound to this target in this process".into(),
-                retry_after_ms: None,
-            }
-            .into(),
-        }
+        destination.attempt(&lease, event).await
     };
     // The heartbeats run beside the attempt, never instead of it: a handler
     // attempt on PostgreSQL holds the delivery's row lock in its open
