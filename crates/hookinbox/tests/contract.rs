@@ -1,5 +1,6 @@
 //! The response contract of DESIGN.md §2, status code by status code,
-//! against the real binary over real HTTP, with the database checked after.
+//! against the real binary over real HTTP, with the store checked after
+//! through its operator reads — on SQLite and on PostgreSQL alike.
 
 mod support;
 
@@ -9,16 +10,41 @@ use std::time::{Duration, Instant};
 
 use support::*;
 
-fn start(extra: &str) -> (tempfile::TempDir, Server) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("inbox.db");
-    let server = Server::start(dir.path(), &config(&db, extra));
-    (dir, server)
+on_both_backends!(
+    new_event_then_duplicate_then_conflict,
+    stored_row_keeps_raw_bytes_fingerprint_and_metadata,
+    verification_failures_are_401_or_400_and_store_nothing,
+    method_endpoint_and_content_type,
+    unsupported_type_is_acknowledged_and_not_stored,
+    rate_limit_answers_429_with_retry_after,
+    declared_oversize_is_refused_before_the_body_is_sent,
+    streamed_oversize_is_cut_off_at_the_limit,
+    too_many_header_fields_or_too_large_a_head_is_431,
+    generic_hmac_endpoint_is_configured_from_the_file,
+    a_flood_of_bad_signatures_is_refused_without_a_log_line_each,
+    basic_auth_is_required_beside_the_signature,
+);
+
+/// A server on `backend` with the `lab` endpoint and `extra` TOML.
+fn start(backend: Backend, extra: &str) -> (Storage, Server) {
+    let storage = Storage::new(backend);
+    let config = storage.config().extra(extra).to_string();
+    let server = Server::start(storage.dir.path(), &config);
+    (storage, server)
 }
 
-#[tokio::test]
-async fn new_event_then_duplicate_then_conflict() {
-    let (dir, server) = start("");
+/// (inbox id, endpoint, provider event id) of every stored event, oldest first.
+async fn stored(storage: &Storage) -> Vec<(String, String, String)> {
+    storage
+        .events()
+        .await
+        .into_iter()
+        .map(|e| (e.id, e.endpoint_id, e.provider_event_id))
+        .collect()
+}
+
+async fn new_event_then_duplicate_then_conflict(backend: Backend) {
+    let (storage, server) = start(backend, "");
     let client = client();
     let url = server.url("/hooks/lab");
     let event = lab_event("evt_contract_1");
@@ -47,16 +73,14 @@ async fn new_event_then_duplicate_then_conflict() {
         serde_json::json!({"accepted": false, "error": "conflict"})
     );
 
-    let rows = inbox_rows(&dir.path().join("inbox.db"));
     assert_eq!(
-        rows,
+        stored(&storage).await,
         vec![(id, "lab".to_owned(), "evt_contract_1".to_owned())]
     );
 }
 
-#[tokio::test]
-async fn stored_row_keeps_raw_bytes_fingerprint_and_metadata() {
-    let (dir, server) = start("");
+async fn stored_row_keeps_raw_bytes_fingerprint_and_metadata(backend: Backend) {
+    let (storage, server) = start(backend, "");
     let body = "{\"id\":\"evt_raw\",  \"type\":\"refund.created\",\"object_id\":\"re_1\",\"object_version\":7}";
     let answer = post(
         &client(),
@@ -65,48 +89,34 @@ async fn stored_row_keeps_raw_bytes_fingerprint_and_metadata() {
     )
     .await;
     assert_eq!(answer.status, 200);
-    let db = dir.path().join("inbox.db");
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    let (id, sha, version, event_type, object_id, object_version, status): (
-        String,
-        Vec<u8>,
-        String,
-        String,
-        String,
-        i64,
-        String,
-    ) = conn
-        .query_row(
-            "SELECT id, payload_sha256, matched_secret_version, event_type, object_id, object_version, status
-             FROM inbox",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)),
-        )
-        .unwrap();
-    let payload = hookinbox_store::SqliteReader::open(&db)
-        .unwrap()
-        .load_event(&id)
-        .unwrap()
-        .unwrap()
-        .payload
-        .unwrap();
+    let id = answer.json()["id"].as_str().unwrap().to_owned();
+    let (detail, payload) = storage.event(&id).await;
     assert_eq!(payload, body.as_bytes(), "raw bytes, not re-serialised");
+    if let Some(db) = storage.sqlite_file() {
+        assert_eq!(
+            payload_log_bytes(db),
+            body.len() as u64,
+            "the body is in the payload log, once"
+        );
+    }
     assert_eq!(
-        payload_log_bytes(&db),
-        body.len() as u64,
-        "the body is in the payload log, once"
+        detail.payload_sha256,
+        hookinbox_store::Fingerprint::of(body.as_bytes())
+            .0
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
     );
-    assert_eq!(sha, hookinbox_store::Fingerprint::of(body.as_bytes()).0);
-    assert_eq!(version, "v1");
-    assert_eq!(event_type, "refund.created");
-    assert_eq!(object_id, "re_1");
-    assert_eq!(object_version, 7);
-    assert_eq!(status, "ACCEPTED");
+    assert_eq!(detail.matched_secret_version, "v1");
+    assert_eq!(detail.summary.event_type.as_deref(), Some("refund.created"));
+    assert_eq!(detail.object_id.as_deref(), Some("re_1"));
+    assert_eq!(detail.object_version, Some(7));
+    assert_eq!(detail.content_type.as_deref(), Some("application/json"));
+    assert_eq!(detail.summary.status, "ACCEPTED");
 }
 
-#[tokio::test]
-async fn verification_failures_are_401_or_400_and_store_nothing() {
-    let (dir, server) = start("");
+async fn verification_failures_are_401_or_400_and_store_nothing(backend: Backend) {
+    let (storage, server) = start(backend, "");
     let client = client();
     let url = server.url("/hooks/lab");
     let marker = "UNVERIFIED-MARKER-7f3a";
@@ -165,21 +175,22 @@ async fn verification_failures_are_401_or_400_and_store_nothing() {
         (400, "malformed_body".into())
     );
 
-    assert!(inbox_rows(&dir.path().join("inbox.db")).is_empty());
-    assert_eq!(
-        payload_log_bytes(&dir.path().join("inbox.db")),
-        0,
-        "no byte of an unverified body was written"
-    );
+    assert!(storage.events().await.is_empty());
+    if let Some(db) = storage.sqlite_file() {
+        assert_eq!(
+            payload_log_bytes(db),
+            0,
+            "no byte of an unverified body was written"
+        );
+    }
     assert!(
         !server.logs().contains(marker),
         "an unverified body reached the logs"
     );
 }
 
-#[tokio::test]
-async fn method_endpoint_and_content_type() {
-    let (_dir, server) = start("");
+async fn method_endpoint_and_content_type(backend: Backend) {
+    let (_storage, server) = start(backend, "");
     let client = client();
     let event = lab_event("evt_m");
 
@@ -216,8 +227,7 @@ async fn method_endpoint_and_content_type() {
     );
 }
 
-#[tokio::test]
-async fn unsupported_type_is_acknowledged_and_not_stored() {
+async fn unsupported_type_is_acknowledged_and_not_stored(backend: Backend) {
     let extra = r#"
 [[endpoint]]
 id = "picky"
@@ -227,7 +237,7 @@ event_types = ["invoice.*"]
 version = "v1"
 value = "lab-test-secret-0001"
 "#;
-    let (dir, server) = start(extra);
+    let (storage, server) = start(backend, extra);
     let client = client();
     let ignored = lab_signed(r#"{"id":"e1","type":"customer.created"}"#, now());
     let answer = post(&client, &server.url("/hooks/picky"), &ignored).await;
@@ -240,13 +250,12 @@ value = "lab-test-secret-0001"
             .status,
         200
     );
-    let rows = inbox_rows(&dir.path().join("inbox.db"));
+    let rows = stored(&storage).await;
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].2, "e2");
 }
 
-#[tokio::test]
-async fn rate_limit_answers_429_with_retry_after() {
+async fn rate_limit_answers_429_with_retry_after(backend: Backend) {
     let extra = r#"
 [[endpoint]]
 id = "slow"
@@ -256,7 +265,7 @@ rate_limit = { per_second = 1, burst = 2 }
 version = "v1"
 value = "lab-test-secret-0001"
 "#;
-    let (_dir, server) = start(extra);
+    let (_storage, server) = start(backend, extra);
     let client = client();
     let mut statuses = Vec::new();
     let mut retry_after = None;
@@ -303,9 +312,8 @@ fn read_head(stream: &mut TcpStream) -> String {
     String::from_utf8_lossy(&head).into_owned()
 }
 
-#[tokio::test]
-async fn declared_oversize_is_refused_before_the_body_is_sent() {
-    let (_dir, server) = start("");
+async fn declared_oversize_is_refused_before_the_body_is_sent(backend: Backend) {
+    let (_storage, server) = start(backend, "");
     let limit = 1024 * 1024;
     let mut stream = TcpStream::connect(server.addr).unwrap();
     let ts = now();
@@ -322,9 +330,8 @@ async fn declared_oversize_is_refused_before_the_body_is_sent() {
     assert!(started.elapsed() < Duration::from_secs(3));
 }
 
-#[tokio::test]
-async fn streamed_oversize_is_cut_off_at_the_limit() {
-    let (dir, server) = start("");
+async fn streamed_oversize_is_cut_off_at_the_limit(backend: Backend) {
+    let (storage, server) = start(backend, "");
     let limit = 1024 * 1024;
     let mut stream = TcpStream::connect(server.addr).unwrap();
     let ts = now();
@@ -349,7 +356,7 @@ async fn streamed_oversize_is_cut_off_at_the_limit() {
     let _ = stream.write_all(b"0\r\n\r\n");
     let head = read_head(&mut stream);
     assert!(head.starts_with("HTTP/1.1 413"), "{head}");
-    assert!(inbox_rows(&dir.path().join("inbox.db")).is_empty());
+    assert!(storage.events().await.is_empty());
 
     // Exactly at the limit is fine: a signed 1 MiB body is accepted.
     let pad = "p".repeat(limit - 40);
@@ -370,9 +377,8 @@ async fn streamed_oversize_is_cut_off_at_the_limit() {
 /// written whole before the server can answer, and the server reads all of
 /// it: it then closes a connection with nothing unread, so the answer is
 /// not lost to a reset.
-#[tokio::test]
-async fn too_many_header_fields_or_too_large_a_head_is_431() {
-    let (_dir, server) = start("[server]\nmax_headers = 8\n");
+async fn too_many_header_fields_or_too_large_a_head_is_431(backend: Backend) {
+    let (_storage, server) = start(backend, "[server]\nmax_headers = 8\n");
     let fields: String = (0..8).map(|n| format!("X-Field-{n}: {n}\r\n")).collect();
     let ten_fields =
         format!("POST /hooks/lab HTTP/1.1\r\nHost: x\r\n{fields}Content-Length: 0\r\n\r\n");
@@ -387,6 +393,7 @@ async fn too_many_header_fields_or_too_large_a_head_is_431() {
     }
 }
 
+/// SQLite's own lock; PostgreSQL's lost connection is in `postgres_processes.rs`.
 #[tokio::test]
 async fn locked_storage_answers_503_with_retry_after_then_recovers() {
     let dir = tempfile::tempdir().unwrap();
@@ -426,8 +433,7 @@ async fn locked_storage_answers_503_with_retry_after_then_recovers() {
     assert!(ids.contains(&"before".to_owned()) && ids.contains(&"during".to_owned()));
 }
 
-#[tokio::test]
-async fn generic_hmac_endpoint_is_configured_from_the_file() {
+async fn generic_hmac_endpoint_is_configured_from_the_file(backend: Backend) {
     // A sender without a dedicated adapter: `X-Sig: sha256=<hex HMAC of "{ts}.{body}">`,
     // timestamp in `X-Ts`, event id at `/id`.
     let extra = r#"
@@ -445,7 +451,7 @@ type_pointer = "/kind"
 version = "acme-1"
 value = "acme-secret-0000001"
 "#;
-    let (dir, server) = start(extra);
+    let (storage, server) = start(backend, extra);
     let body = r#"{"id":"acme-1","kind":"widget.made"}"#;
     let ts = now();
     let signed = |ts: i64, secret: &str| Signed {
@@ -480,26 +486,26 @@ value = "acme-secret-0000001"
             .error(),
         "timestamp"
     );
-    let conn = rusqlite::Connection::open(dir.path().join("inbox.db")).unwrap();
-    let (id, kind, version): (String, String, String) = conn
-        .query_row(
-            "SELECT provider_event_id, event_type, matched_secret_version FROM inbox",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .unwrap();
+    let events = storage.events().await;
+    assert_eq!(events.len(), 1);
+    let (detail, _) = storage.event(&events[0].id).await;
     assert_eq!(
-        (id.as_str(), kind.as_str(), version.as_str()),
-        ("acme-1", "widget.made", "acme-1")
+        (
+            detail.summary.provider_event_id.as_str(),
+            detail.summary.event_type.as_deref(),
+            detail.matched_secret_version.as_str()
+        ),
+        ("acme-1", Some("widget.made"), "acme-1")
     );
 }
 
-#[tokio::test]
-async fn a_flood_of_bad_signatures_is_refused_without_a_log_line_each() {
+async fn a_flood_of_bad_signatures_is_refused_without_a_log_line_each(backend: Backend) {
     // Every forged request is answered 401 here, not cut off by the
     // per-client limit (tested on its own in `public_limits.rs`).
-    let (_dir, server) =
-        start("[server]\nunverified_rate_limit = { per_second = 1000, burst = 1000 }");
+    let (_storage, server) = start(
+        backend,
+        "[server]\nunverified_rate_limit = { per_second = 1000, burst = 1000 }",
+    );
     let client = client();
     let url = server.url("/hooks/lab");
     let mut forged = lab_event("evt_forged");
@@ -550,10 +556,10 @@ async fn a_flood_of_bad_signatures_is_refused_without_a_log_line_each() {
 
 const MAILGUN_KEY: &str = "mailgun-signing-key";
 
-/// A config with a Mailgun endpoint (`/hooks/mailgun`, `endpoint[1]`)
+/// `config` with a Mailgun endpoint (`/hooks/mailgun`, `endpoint[1]`)
 /// with `basic_auth` TOML, if any.
-fn with_mailgun(db: &std::path::Path, basic_auth: &str) -> String {
-    TestConfig::new(db)
+fn with_mailgun(config: TestConfig, basic_auth: &str) -> String {
+    config
         .endpoint("mailgun", "mailgun", basic_auth, MAILGUN_KEY)
         .to_string()
 }
@@ -563,7 +569,7 @@ fn a_mailgun_endpoint_without_basic_auth_does_not_start() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("hookinbox.toml");
     let db = dir.path().join("inbox.db");
-    std::fs::write(&config, with_mailgun(&db, "")).unwrap();
+    std::fs::write(&config, with_mailgun(TestConfig::new(&db), "")).unwrap();
     let (code, stderr) = serve_refused(&config, &[]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
@@ -572,14 +578,13 @@ fn a_mailgun_endpoint_without_basic_auth_does_not_start() {
     );
 }
 
-#[tokio::test]
-async fn basic_auth_is_required_beside_the_signature() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("inbox.db");
-    std::fs::write(dir.path().join("mailgun-hook-password"), "hook-password\n").unwrap();
+async fn basic_auth_is_required_beside_the_signature(backend: Backend) {
+    let storage = Storage::new(backend);
+    let dir = storage.dir.path();
+    std::fs::write(dir.join("mailgun-hook-password"), "hook-password\n").unwrap();
     let basic_auth =
         r#"basic_auth = { username = "mailgun", password_file = "mailgun-hook-password" }"#;
-    let server = Server::start(dir.path(), &with_mailgun(&db, basic_auth));
+    let server = Server::start(dir, &with_mailgun(storage.config(), basic_auth));
     let client = client();
     let url = server.url("/hooks/mailgun");
     let token = "a".repeat(50);
@@ -607,7 +612,10 @@ async fn basic_auth_is_required_beside_the_signature() {
     )
     .await;
     assert_eq!((wrong.status, wrong.error()), (401, "signature".into()));
-    assert!(inbox_rows(&db).is_empty(), "nothing stored before the 200");
+    assert!(
+        storage.events().await.is_empty(),
+        "nothing stored before the 200"
+    );
 
     let right = basic("mailgun:hook-password");
     let accepted = post(
@@ -618,18 +626,24 @@ async fn basic_auth_is_required_beside_the_signature() {
     .await;
     assert_eq!(accepted.status, 200, "{:?}", accepted.body);
     assert_eq!(accepted.json()["duplicate"], false);
-    let rows = inbox_rows(&db);
+    let rows = stored(&storage).await;
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].2, token);
 
     // The credential is neither stored with the event nor logged.
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    let audit: String = conn
-        .query_row("SELECT audit_headers FROM inbox", [], |row| row.get(0))
-        .unwrap();
+    let audit = storage
+        .reads()
+        .await
+        .audit_headers(&rows[0].0)
+        .await
+        .unwrap()
+        .expect("the event's audit headers");
     assert!(
-        !audit.to_ascii_lowercase().contains("authorization"),
-        "{audit}"
+        audit
+            .iter()
+            .all(|(name, value)| !name.eq_ignore_ascii_case("authorization")
+                && !value.contains("hook-password")),
+        "{audit:?}"
     );
     assert!(!server.logs().contains("hook-password"));
     assert!(!server.logs().contains(right.trim_start_matches("Basic ")));

@@ -1,5 +1,6 @@
 //! Delivery to a real HTTP sink: the re-signed request, retries while the
-//! target is down, dead letters and replay, Retry-After, per-object ordering.
+//! target is down, dead letters and replay, Retry-After, per-object
+//! ordering — on SQLite and on PostgreSQL alike.
 
 mod support;
 
@@ -8,6 +9,36 @@ use std::time::Duration;
 
 use hookinbox_verify::{adapter_for, AdapterSettings, Headers, Request, SecretInput, Verifier};
 use support::*;
+
+on_both_backends!(
+    delivered_request_is_re_signed_with_the_inbox_id_as_idempotency_key,
+    target_down_for_a_while_then_up_gets_every_event,
+    always_failing_target_goes_dead_then_replay_delivers,
+    permanent_4xx_is_dead_at_once,
+    retry_after_is_respected,
+    older_versions_after_a_newer_one_are_skipped_stale,
+    concurrent_arrivals_are_delivered_in_version_order,
+);
+
+/// A server on `backend` whose `lab` endpoint delivers to `url`, with
+/// more target settings.
+fn start(backend: Backend, url: &str, target_settings: &str) -> (Storage, Server) {
+    let storage = Storage::new(backend);
+    let config = storage
+        .config()
+        .http_target(url, target_settings)
+        .to_string();
+    let server = Server::start(storage.dir.path(), &config);
+    (storage, server)
+}
+
+/// Waits until the event `event_id` has `status`.
+async fn reaches(storage: &Storage, event_id: &str, status: &str, within: Duration) -> bool {
+    until(within, || async {
+        storage.statuses().await.get(event_id).map(String::as_str) == Some(status)
+    })
+    .await
+}
 
 fn target_verifier() -> Verifier {
     let adapter = adapter_for("standard", &AdapterSettings::default()).unwrap();
@@ -23,12 +54,9 @@ fn target_verifier() -> Verifier {
     .unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn delivered_request_is_re_signed_with_the_inbox_id_as_idempotency_key() {
+async fn delivered_request_is_re_signed_with_the_inbox_id_as_idempotency_key(backend: Backend) {
     let sink = Sink::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("inbox.db");
-    let server = Server::start(dir.path(), &config_with_target(&db, &sink.url(), "", ""));
+    let (storage, server) = start(backend, &sink.url(), "");
     let body = r#"{"id":"evt_d1","type":"payment.succeeded","amount":5}"#;
     let answer = post(
         &client(),
@@ -59,29 +87,19 @@ async fn delivered_request_is_re_signed_with_the_inbox_id_as_idempotency_key() {
         .expect("the delivery verifies with the target secret");
     assert_eq!(verified.event().unwrap().event_id, inbox_id);
 
-    assert!(
-        eventually(Duration::from_secs(5), || inbox_status(&db)["evt_d1"]
-            == "PROCESSED")
-        .await
-    );
+    assert!(reaches(&storage, "evt_d1", "PROCESSED", Duration::from_secs(5)).await);
     // Delivered once: one attempt, settled DELIVERED — a state no worker
     // leases again — and the sink saw that one request.
-    let log = database::delivery_log(&db);
+    let log = storage.deliveries().await;
     assert_eq!(log.len(), 1, "{log:?}");
     assert_eq!((log[0].status.as_str(), log[0].attempts), ("DELIVERED", 1));
     assert_eq!(sink.received().len(), 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn target_down_for_a_while_then_up_gets_every_event() {
+async fn target_down_for_a_while_then_up_gets_every_event(backend: Backend) {
     // The target's port is bound but nothing listens on it yet.
     let port = ReservedPort::new();
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("inbox.db");
-    let server = Server::start(
-        dir.path(),
-        &config_with_target(&db, &port.url(), "max_attempts = 1000", ""),
-    );
+    let (storage, server) = start(backend, &port.url(), "max_attempts = 1000");
     let client = client();
     let mut ids = HashSet::new();
     for n in 0..30 {
@@ -96,12 +114,12 @@ async fn target_down_for_a_while_then_up_gets_every_event() {
     }
     // Every delivery was tried, refused, and recorded to be retried: the
     // service has seen the target down and kept every event.
-    let tried = eventually(Duration::from_secs(10), || {
-        let log = database::delivery_log(&db);
+    let tried = until(Duration::from_secs(10), || async {
+        let log = storage.deliveries().await;
         log.len() == 30 && log.iter().all(|d| d.attempts >= 1)
     })
     .await;
-    let log = database::delivery_log(&db);
+    let log = storage.deliveries().await;
     assert!(tried, "{log:?}");
     for delivery in &log {
         assert!(
@@ -113,17 +131,14 @@ async fn target_down_for_a_while_then_up_gets_every_event() {
             "{delivery:?}"
         );
     }
-    assert!(inbox_status(&db).values().all(|s| s == "ACCEPTED"));
+    assert!(storage.statuses().await.values().all(|s| s == "ACCEPTED"));
 
     let sink = Sink::start_on(port).await;
-    assert!(
-        eventually(Duration::from_secs(20), || inbox_status(&db)
-            .values()
-            .all(|s| s == "PROCESSED"))
-        .await,
-        "{:?}",
-        inbox_status(&db)
-    );
+    let all_processed = until(Duration::from_secs(20), || async {
+        storage.statuses().await.values().all(|s| s == "PROCESSED")
+    })
+    .await;
+    assert!(all_processed, "{:?}", storage.statuses().await);
     let keys: HashSet<String> = sink
         .accepted()
         .iter()
@@ -132,24 +147,14 @@ async fn target_down_for_a_while_then_up_gets_every_event() {
     assert_eq!(keys, ids, "every event delivered, none lost, none foreign");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn always_failing_target_goes_dead_then_replay_delivers() {
+async fn always_failing_target_goes_dead_then_replay_delivers(backend: Backend) {
     let sink = Sink::start().await;
     sink.respond_with(|_, _| (500, vec![]));
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("inbox.db");
-    let server = Server::start(
-        dir.path(),
-        &config_with_target(&db, &sink.url(), "max_attempts = 3", ""),
-    );
+    let (storage, server) = start(backend, &sink.url(), "max_attempts = 3");
     let answer = post(&client(), &server.url("/hooks/lab"), &lab_event("doomed")).await;
     let inbox_id = answer.json()["id"].as_str().unwrap().to_owned();
 
-    assert!(
-        eventually(Duration::from_secs(10), || inbox_status(&db)["doomed"]
-            == "FAILED")
-        .await
-    );
+    assert!(reaches(&storage, "doomed", "FAILED", Duration::from_secs(10)).await);
     assert_eq!(sink.received().len(), 3, "exactly the attempt budget");
 
     let show = std::process::Command::new(env!("CARGO_BIN_EXE_hookinbox"))
@@ -220,11 +225,7 @@ async fn always_failing_target_goes_dead_then_replay_delivers() {
     let replayed: serde_json::Value = serde_json::from_slice(&replay.stdout).unwrap();
     assert_eq!(replayed["replayed"], serde_json::json!([inbox_id.as_str()]));
 
-    assert!(
-        eventually(Duration::from_secs(10), || inbox_status(&db)["doomed"]
-            == "PROCESSED")
-        .await
-    );
+    assert!(reaches(&storage, "doomed", "PROCESSED", Duration::from_secs(10)).await);
     let keys: Vec<String> = sink
         .received()
         .iter()
@@ -237,24 +238,18 @@ async fn always_failing_target_goes_dead_then_replay_delivers() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn permanent_4xx_is_dead_at_once() {
+async fn permanent_4xx_is_dead_at_once(backend: Backend) {
     let sink = Sink::start().await;
     sink.respond_with(|_, _| (422, vec![]));
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("inbox.db");
-    let server = Server::start(dir.path(), &config_with_target(&db, &sink.url(), "", ""));
+    let (storage, server) = start(backend, &sink.url(), "");
     post(&client(), &server.url("/hooks/lab"), &lab_event("rejected")).await;
-    assert!(
-        eventually(Duration::from_secs(10), || inbox_status(&db)["rejected"]
-            == "FAILED")
-        .await
-    );
+    assert!(reaches(&storage, "rejected", "FAILED", Duration::from_secs(10)).await);
     assert_eq!(sink.received().len(), 1);
+    let log = storage.deliveries().await;
+    assert_eq!((log[0].status.as_str(), log[0].attempts), ("DEAD", 1));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn retry_after_is_respected() {
+async fn retry_after_is_respected(backend: Backend) {
     let sink = Sink::start().await;
     sink.respond_with(|n, _| {
         if n == 0 {
@@ -263,23 +258,17 @@ async fn retry_after_is_respected() {
             (200, vec![])
         }
     });
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("inbox.db");
-    let server = Server::start(dir.path(), &config_with_target(&db, &sink.url(), "", ""));
+    let (storage, server) = start(backend, &sink.url(), "");
     post(
         &client(),
         &server.url("/hooks/lab"),
         &lab_event("slow-down"),
     )
     .await;
-    assert!(
-        eventually(Duration::from_secs(10), || inbox_status(&db)["slow-down"]
-            == "PROCESSED")
-        .await
-    );
+    assert!(reaches(&storage, "slow-down", "PROCESSED", Duration::from_secs(10)).await);
     // The schedule the worker recorded for the retry is the target's
     // Retry-After, exactly: not the jittered backoff of milliseconds.
-    let log = database::delivery_log(&db);
+    let log = storage.deliveries().await;
     let [first, second] = &log[0].attempt_log[..] else {
         panic!("two attempts: {log:?}")
     };
@@ -327,12 +316,9 @@ fn delivered_versions(sink: &Sink) -> Vec<i64> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn older_versions_after_a_newer_one_are_skipped_stale() {
+async fn older_versions_after_a_newer_one_are_skipped_stale(backend: Backend) {
     let sink = Sink::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("inbox.db");
-    let server = Server::start(dir.path(), &config_with_target(&db, &sink.url(), "", ""));
+    let (storage, server) = start(backend, &sink.url(), "");
     let client = client();
     // Version 3 arrives first and is delivered; then 1 and 2 arrive.
     assert_eq!(
@@ -350,16 +336,17 @@ async fn older_versions_after_a_newer_one_are_skipped_stale() {
             200
         );
     }
-    assert!(
-        eventually(Duration::from_secs(10), || {
-            let status = inbox_status(&db);
-            status.len() == 3 && status.values().all(|s| s == "PROCESSED")
-        })
-        .await
-    );
+    let settled = until(Duration::from_secs(10), || async {
+        let status = storage.statuses().await;
+        status.len() == 3 && status.values().all(|s| s == "PROCESSED")
+    })
+    .await;
+    assert!(settled, "{:?}", storage.statuses().await);
     // Every delivery is settled for good: 3 delivered in one attempt, 1 and
     // 2 skipped without ever being sent.
-    let settled: Vec<(String, String, i64, usize)> = database::delivery_log(&db)
+    let settled: Vec<(String, String, i64, usize)> = storage
+        .deliveries()
+        .await
         .into_iter()
         .map(|d| (d.event_id, d.status, d.attempts, d.attempt_log.len()))
         .collect();
@@ -379,15 +366,15 @@ async fn older_versions_after_a_newer_one_are_skipped_stale() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn concurrent_arrivals_are_delivered_in_version_order() {
+async fn concurrent_arrivals_are_delivered_in_version_order(backend: Backend) {
     let sink = Sink::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("inbox.db");
-    let config_path = dir.path().join("hookinbox.toml");
-    std::fs::write(&config_path, config_with_target(&db, &sink.url(), "", "")).unwrap();
+    let storage = Storage::new(backend);
+    let dir = storage.dir.path();
+    let config_path = dir.join("hookinbox.toml");
+    let config = storage.config().http_target(&sink.url(), "").to_string();
+    std::fs::write(&config_path, config).unwrap();
     // Ingress only: the three versions arrive concurrently, in no particular order.
-    let mut server = Server::start_with_args(dir.path(), &config_path, &["--no-workers"]);
+    let mut server = Server::start_with_args(dir, &config_path, &["--no-workers"]);
     let client = client();
     let sends = [("c3", 3), ("c1", 1), ("c2", 2)].map(|(id, version)| {
         let (client, url) = (client.clone(), server.url("/hooks/lab"));

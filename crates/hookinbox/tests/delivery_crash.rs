@@ -1,6 +1,7 @@
 //! Crashes around delivery, with the real binary: after each restart every
 //! accepted event reaches a terminal state; the sink sees every accepted
-//! event's key at least once and no key that is not an accepted event.
+//! event's key at least once and no key that is not an accepted event. On
+//! SQLite and on PostgreSQL alike.
 
 mod support;
 
@@ -20,26 +21,32 @@ fn key_counts(sink: &Sink) -> HashMap<String, usize> {
     counts
 }
 
-fn inbox_ids(db: &std::path::Path) -> HashSet<String> {
-    inbox_rows(db).into_iter().map(|r| r.0).collect()
+on_both_backends!(
+    crash_after_commit_before_response,
+    crash_after_target_accepted_before_delivered_is_recorded,
+    crashes_in_the_middle_of_delivery_batches,
+);
+
+/// `storage`'s configuration delivering to `sink`, with more target settings.
+fn config_for(storage: &Storage, sink: &Sink, target_settings: &str) -> String {
+    storage
+        .config()
+        .http_target(&sink.url(), target_settings)
+        .to_string()
 }
 
-fn all_terminal(db: &std::path::Path) -> bool {
-    inbox_status(db)
-        .values()
-        .all(|s| s == "PROCESSED" || s == "FAILED")
+async fn inbox_ids(storage: &Storage) -> HashSet<String> {
+    storage.events().await.into_iter().map(|e| e.id).collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn crash_after_commit_before_response() {
+async fn crash_after_commit_before_response(backend: Backend) {
     let sink = Sink::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("inbox.db");
-    let config = config_with_target(&db, &sink.url(), "", "");
+    let storage = Storage::new(backend);
+    let dir = storage.dir.path();
+    let config = config_for(&storage, &sink, "");
     let event = lab_event("crash-a");
     {
-        let _server =
-            Server::start_with_failpoint(dir.path(), &config, "after_commit_before_response");
+        let _server = Server::start_with_failpoint(dir, &config, "after_commit_before_response");
         let url = _server.url("/hooks/lab");
         let outcome = send(&client(), "POST", &url, &event).await;
         assert!(
@@ -49,31 +56,24 @@ async fn crash_after_commit_before_response() {
     }
     // The provider never got a 2xx and retries; the event was committed, so
     // the retry is a duplicate of the same row.
-    let server = Server::start(dir.path(), &config);
+    let server = Server::start(dir, &config);
     let retry = post(&client(), &server.url("/hooks/lab"), &event).await;
     assert_eq!(retry.status, 200);
     assert_eq!(retry.json()["duplicate"], true);
     let id = retry.json()["id"].as_str().unwrap().to_owned();
-    assert!(
-        eventually(Duration::from_secs(10), || all_terminal(&db)
-            && !sink.accepted().is_empty())
-        .await
-    );
+    assert!(storage.all_terminal(1, Duration::from_secs(10)).await);
+    assert!(eventually(Duration::from_secs(10), || !sink.accepted().is_empty()).await);
     assert_eq!(key_counts(&sink), HashMap::from([(id, 1)]));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn crash_after_target_accepted_before_delivered_is_recorded() {
+async fn crash_after_target_accepted_before_delivered_is_recorded(backend: Backend) {
     let sink = Sink::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("inbox.db");
-    let config = config_with_target(&db, &sink.url(), "", "");
+    let storage = Storage::new(backend);
+    let dir = storage.dir.path();
+    let config = config_for(&storage, &sink, "");
     let id = {
-        let mut server = Server::start_with_failpoint(
-            dir.path(),
-            &config,
-            "after_target_accepted_before_settle",
-        );
+        let mut server =
+            Server::start_with_failpoint(dir, &config, "after_target_accepted_before_settle");
         let answer = post(&client(), &server.url("/hooks/lab"), &lab_event("crash-b")).await;
         assert_eq!(answer.status, 200);
         assert!(eventually(Duration::from_secs(10), || sink.accepted().len() == 1).await);
@@ -81,31 +81,30 @@ async fn crash_after_target_accepted_before_delivered_is_recorded() {
         answer.json()["id"].as_str().unwrap().to_owned()
     };
     assert_eq!(
-        inbox_status(&db)["crash-b"],
+        storage.statuses().await["crash-b"],
         "ACCEPTED",
         "DELIVERED was never recorded"
     );
     // After restart the expired lease is reclaimed and the event delivered again:
     // at-least-once, with the same idempotency key for the app to dedup on.
-    let _server = Server::start(dir.path(), &config);
-    assert!(eventually(Duration::from_secs(15), || all_terminal(&db)).await);
+    let _server = Server::start(dir, &config);
+    assert!(storage.all_terminal(1, Duration::from_secs(15)).await);
     assert_eq!(key_counts(&sink), HashMap::from([(id, 2)]));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn crashes_in_the_middle_of_delivery_batches() {
+async fn crashes_in_the_middle_of_delivery_batches(backend: Backend) {
     let sink = Sink::start().await;
     // 60 events a round through 8 slots at 60 ms each take ~450 ms to drain, so
     // a kill 20–120 ms after the last ack always lands with deliveries pending
     // (at 15 ms a round could drain before the kill on a fast, quiet machine).
     sink.set_delay(Duration::from_millis(60));
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("inbox.db");
-    let config = config_with_target(&db, &sink.url(), "concurrency = 8", "");
+    let storage = Storage::new(backend);
+    let dir = storage.dir.path();
+    let config = config_for(&storage, &sink, "concurrency = 8");
     let mut accepted = HashSet::new();
     let mut kills_with_pending = 0;
     for round in 0..4 {
-        let mut server = Server::start(dir.path(), &config);
+        let mut server = Server::start(dir, &config);
         let client = client();
         let url = server.url("/hooks/lab");
         let sends: Vec<_> = (0..60)
@@ -130,7 +129,9 @@ async fn crashes_in_the_middle_of_delivery_batches() {
         let delay = rand::rng().random_range(20..120);
         tokio::time::sleep(Duration::from_millis(delay)).await;
         server.kill9();
-        let pending = inbox_status(&db)
+        let pending = storage
+            .statuses()
+            .await
             .values()
             .filter(|s| *s == "ACCEPTED")
             .count();
@@ -148,21 +149,23 @@ async fn crashes_in_the_middle_of_delivery_batches() {
         "every send was acknowledged before its kill"
     );
 
-    let _server = Server::start(dir.path(), &config);
+    let _server = Server::start(dir, &config);
     assert!(
-        eventually(Duration::from_secs(30), || all_terminal(&db)).await,
+        storage.all_terminal(240, Duration::from_secs(30)).await,
         "{:?}",
-        inbox_status(&db)
+        storage
+            .statuses()
+            .await
             .values()
             .filter(|s| *s != "PROCESSED")
             .count()
     );
     assert_eq!(
-        inbox_ids(&db),
+        inbox_ids(&storage).await,
         accepted,
         "every acknowledged event is in the inbox"
     );
-    assert!(inbox_status(&db).values().all(|s| s == "PROCESSED"));
+    assert!(storage.statuses().await.values().all(|s| s == "PROCESSED"));
     let counts = key_counts(&sink);
     let seen: HashSet<String> = counts.keys().cloned().collect();
     assert_eq!(

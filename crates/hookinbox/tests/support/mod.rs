@@ -9,6 +9,7 @@
 
 pub mod nats;
 pub mod postgres;
+pub mod storage;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -17,6 +18,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 pub use hookinbox_testing::*;
+// Not every test file uses every piece.
+#[allow(unused_imports)]
+pub use storage::{until, Backend, Storage};
 
 /// A running `hookinbox serve`.
 pub struct Server {
