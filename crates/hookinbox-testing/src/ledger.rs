@@ -7,16 +7,22 @@
 //! Entries are rows `(inbox_id, amount)` without a uniqueness constraint on
 //! purpose: an event applied twice shows up as two rows, where a constraint
 //! would turn the bug into an error and retry it away.
+//!
+//! The same ledger runs on both backends: it is a [`SqliteHandler`] (the
+//! store's connection) and a [`PostgresHandler`] (the open transaction),
+//! with one table, one fault and one amount rule.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use hookinbox_store::{HandledEvent, HandlerError, SqliteHandler};
+use async_trait::async_trait;
+use hookinbox_store::{HandledEvent, HandlerError, PostgresHandler, SqliteHandler};
 use rusqlite::Connection;
 
-/// The ledger's table, created by [`create`] before the first event.
-const SCHEMA: &str =
-    "CREATE TABLE IF NOT EXISTS ledger_entry (inbox_id TEXT NOT NULL, amount INTEGER NOT NULL)";
+/// The ledger's table, created before the first event ([`create`] on
+/// SQLite; this text runs on PostgreSQL too).
+pub const SCHEMA: &str =
+    "CREATE TABLE IF NOT EXISTS ledger_entry (inbox_id TEXT NOT NULL, amount BIGINT NOT NULL)";
 
 /// Creates the ledger's table in the database `conn` is open on.
 pub fn create(conn: &Connection) -> rusqlite::Result<()> {
@@ -119,17 +125,45 @@ impl Ledger {
     }
 }
 
+/// The amount of the event a handler is given, or why it cannot be booked.
+fn booked_amount(event: &HandledEvent<'_>) -> Result<i64, HandlerError> {
+    let body: serde_json::Value = serde_json::from_slice(event.payload)
+        .map_err(|e| HandlerError(format!("not JSON: {e}")))?;
+    amount(&body).ok_or_else(|| HandlerError("no positive integer amount".into()))
+}
+
 impl SqliteHandler for Ledger {
     fn handle(&self, conn: &Connection, event: &HandledEvent<'_>) -> Result<(), HandlerError> {
-        let body: serde_json::Value = serde_json::from_slice(event.payload)
-            .map_err(|e| HandlerError(format!("not JSON: {e}")))?;
-        let amount =
-            amount(&body).ok_or_else(|| HandlerError("no positive integer amount".into()))?;
+        let amount = booked_amount(event)?;
         conn.prepare_cached("INSERT INTO ledger_entry (inbox_id, amount) VALUES (?1, ?2)")
             .and_then(|mut insert| insert.execute(rusqlite::params![event.inbox_id, amount]))
             .map_err(|e| HandlerError(e.to_string()))?;
         if !self.work.is_zero() {
             std::thread::sleep(self.work);
+        }
+        if self.fails_now(amount) {
+            return Err(HandlerError("ledger service unavailable".into()));
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl PostgresHandler for Ledger {
+    async fn handle(
+        &self,
+        tx: &hookinbox_store::tokio_postgres::Transaction<'_>,
+        event: &HandledEvent<'_>,
+    ) -> Result<(), HandlerError> {
+        let amount = booked_amount(event)?;
+        tx.execute(
+            "INSERT INTO ledger_entry (inbox_id, amount) VALUES ($1, $2)",
+            &[&event.inbox_id, &amount],
+        )
+        .await
+        .map_err(|e| HandlerError(e.to_string()))?;
+        if !self.work.is_zero() {
+            tokio::time::sleep(self.work).await;
         }
         if self.fails_now(amount) {
             return Err(HandlerError("ledger service unavailable".into()));
@@ -178,20 +212,18 @@ mod tests {
     #[test]
     fn each_event_adds_one_entry_and_a_fault_comes_after_the_write() {
         let conn = ledger_db();
-        Ledger::new()
-            .handle(&conn, &event(br#"{"amount":5}"#))
-            .unwrap();
+        SqliteHandler::handle(&Ledger::new(), &conn, &event(br#"{"amount":5}"#)).unwrap();
         assert_eq!(total(&conn).unwrap(), 5);
         let failing = Ledger::failing(Fault::FirstTimes {
             amount: 13,
             times: 1,
         });
-        assert!(failing.handle(&conn, &event(br#"{"amount":13}"#)).is_err());
+        assert!(SqliteHandler::handle(&failing, &conn, &event(br#"{"amount":13}"#)).is_err());
         // The store rolls the transaction back; here, without one, the
         // entry shows that the write came first.
         assert_eq!(total(&conn).unwrap(), 18);
-        assert!(failing.handle(&conn, &event(br#"{"amount":13}"#)).is_ok());
-        assert!(failing.handle(&conn, &event(br#"{"amount":2}"#)).is_ok());
+        assert!(SqliteHandler::handle(&failing, &conn, &event(br#"{"amount":13}"#)).is_ok());
+        assert!(SqliteHandler::handle(&failing, &conn, &event(br#"{"amount":2}"#)).is_ok());
         assert_eq!(failing.faulted_amount_calls(), 2);
         assert_eq!(
             entries_per_event(&conn).unwrap(),
@@ -202,7 +234,7 @@ mod tests {
     #[test]
     fn an_event_without_an_amount_is_refused_without_a_write() {
         let conn = ledger_db();
-        let refused = Ledger::new().handle(&conn, &event(br#"{"amount":"5"}"#));
+        let refused = SqliteHandler::handle(&Ledger::new(), &conn, &event(br#"{"amount":"5"}"#));
         assert_eq!(
             refused,
             Err(HandlerError("no positive integer amount".into()))

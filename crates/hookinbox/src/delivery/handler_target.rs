@@ -12,8 +12,11 @@
 //! again, with the same inbox id.
 //!
 //! Unlike the stores' `accept_and_handle` (the handler inside the accept
-//! transaction), a slow or failing handler never delays or refuses the
-//! provider's request: the event is acknowledged first and retried here.
+//! transaction), a failing handler never refuses the provider's request:
+//! the event is acknowledged first and retried here. On SQLite a slow one
+//! still delays it — the handler runs on the store's one writer thread, so
+//! no other commit happens while it runs — which is why SQLite handlers
+//! must be short (README, "Embedding").
 
 use std::collections::HashMap;
 use std::sync::Arc;

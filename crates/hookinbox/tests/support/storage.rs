@@ -176,6 +176,42 @@ impl Storage {
         deliveries
     }
 
+    /// Creates the table of the test ledger (`hookinbox_testing::ledger`),
+    /// before the service starts.
+    pub async fn create_ledger(&self) {
+        match &self.place {
+            Place::Sqlite(db) => {
+                let conn = rusqlite::Connection::open(db).expect("open the SQLite file");
+                hookinbox_testing::ledger::create(&conn).expect("create the ledger");
+            }
+            Place::Postgres(schema) => {
+                schema
+                    .execute(&format!(
+                        "CREATE SCHEMA {}; {}",
+                        schema.name,
+                        hookinbox_testing::ledger::SCHEMA
+                    ))
+                    .await
+            }
+        }
+    }
+
+    /// Every ledger entry as (inbox id, amount), by inbox id.
+    pub async fn ledger_entries(&self) -> Vec<(String, i64)> {
+        match &self.place {
+            Place::Sqlite(db) => {
+                let conn = rusqlite::Connection::open(db).expect("open the SQLite file");
+                hookinbox_testing::ledger::amounts(&conn).expect("read the ledger")
+            }
+            Place::Postgres(schema) => schema
+                .query("SELECT inbox_id, amount FROM ledger_entry ORDER BY inbox_id")
+                .await
+                .iter()
+                .map(|row| (row.get(0), row.get(1)))
+                .collect(),
+        }
+    }
+
     /// Waits until every stored event (at least `count`) is PROCESSED or
     /// FAILED; `false` when `within` passes first.
     pub async fn all_terminal(&self, count: usize, within: Duration) -> bool {
