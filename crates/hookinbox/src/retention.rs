@@ -15,7 +15,7 @@
 
 use std::time::Duration;
 
-use hookinbox_store::{RetentionPolicy, StoreError};
+use hookinbox_store::{PurgeCounts, RetentionPolicy, StoreError};
 use hookinbox_verify::adapter_for;
 use tokio::sync::watch;
 
@@ -43,19 +43,19 @@ pub fn policy(settings: &Settings) -> RetentionPolicy {
 }
 
 /// Purges everything due at `now_ms`, batch after batch, calling
-/// `on_batch` with the running totals after each.
+/// `on_batch` with the running totals and what is still due after each.
 pub async fn purge_all(
     store: &OpenedStore,
     policy: &RetentionPolicy,
     now_ms: i64,
     batch: usize,
-    mut on_batch: impl FnMut(&Purged),
+    mut on_batch: impl FnMut(&Purged, &PurgeCounts),
 ) -> Result<Purged, StoreError> {
     let mut total = Purged::default();
     loop {
         let progress = store.purge_batch(policy, now_ms, batch).await?;
         total.add(&progress.purged, progress.segments_deleted);
-        on_batch(&total);
+        on_batch(&total, &progress.remaining);
         // Nothing purged while something is still due: what is left is
         // held by another process's transaction; the next run takes it.
         if progress.is_done() || progress.purged.is_empty() {
@@ -85,7 +85,15 @@ pub fn spawn_purge_task(
                 _ = ticks.tick() => {}
                 _ = stopping.changed() => return,
             }
-            match purge_all(&store, &policy, crate::clock::unix_millis(), batch, |_| {}).await {
+            match purge_all(
+                &store,
+                &policy,
+                crate::clock::unix_millis(),
+                batch,
+                |_, _| {},
+            )
+            .await
+            {
                 Ok(purged) => purged.emit(),
                 Err(error) => tracing::warn!(
                     message = "Retention purge failed; retrying at the next interval.",
