@@ -3,7 +3,8 @@
 //! name) stays in the log: a readiness answer is read by load balancers and
 //! dashboards that do not need the inside of the process. The log line is
 //! bounded, because a probe that fails every few seconds would otherwise
-//! repeat it forever.
+//! repeat it forever: a change of the failing checks is logged at once,
+//! the same failure at most once a minute.
 //!
 //! The checks, each named in `failing` when it fails:
 //! - `storage`: a small write commits (the store's `probe_write`: the same
@@ -19,7 +20,7 @@
 //!   `storage.min_free_disk_bytes` free (SQLite; `admin::free_disk`).
 
 use std::num::NonZeroU32;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::http::StatusCode;
@@ -52,6 +53,9 @@ pub struct Readiness {
     /// The free-space floor of the database's filesystem (SQLite).
     disk: Option<DiskFloor>,
     failure_log: DefaultDirectRateLimiter,
+    /// The checks failing at the last probe: a change is logged at once,
+    /// the same failure again at most once per [`FAILURE_LOG_PERIOD`].
+    last_failing: Mutex<Vec<&'static str>>,
 }
 
 /// The answer: 200 when `failing` is empty, else 503.
@@ -73,6 +77,7 @@ impl Readiness {
             workers: None,
             disk: None,
             failure_log: RateLimiter::direct(quota),
+            last_failing: Mutex::new(Vec::new()),
         }
     }
 
@@ -148,7 +153,18 @@ impl Readiness {
                 }
             }
         }
-        if !details.is_empty() && self.failure_log.check().is_ok() {
+        let changed = {
+            let mut last = self
+                .last_failing
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let changed = *last != failing;
+            last.clone_from(&failing);
+            changed
+        };
+        // The limiter is asked only when nothing changed: a new failure is
+        // always logged, without spending the minute's line.
+        if !details.is_empty() && (changed || self.failure_log.check().is_ok()) {
             tracing::warn!(
                 message = "Readiness check failed.",
                 checks = %failing.join(","),
