@@ -351,11 +351,15 @@ async fn a_full_commit_queue_is_counted_apart_from_other_503s() {
     let db = dir.path().join("inbox.db");
     let stall = dir.path().join("stall");
     // One place in the queue, commits held while the stall file exists; no
-    // workers, no reconciliation: nothing but these requests writes.
+    // workers, no reconciliation, readiness probed only at start-up:
+    // nothing but these requests writes.
     let config = TestConfig::new(&db)
         .storage("queue_capacity = 1")
         .storage("commit_timeout = \"300ms\"")
-        .extra("[admin]\nlisten = \"127.0.0.1:0\"\n\n[reconcile]\nenabled = false\n")
+        .extra(
+            "[admin]\nlisten = \"127.0.0.1:0\"\n\n[reconcile]\nenabled = false\n\n\
+             [metrics]\nsample_interval = \"1h\"\n",
+        )
         .to_string();
     let config_path = dir.path().join("hookinbox.toml");
     std::fs::write(&config_path, config).unwrap();

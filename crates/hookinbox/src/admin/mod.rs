@@ -95,7 +95,7 @@ impl axum::extract::FromRef<Admin> for Option<Arc<KeyReloader>> {
 pub fn router(
     metrics: Option<MetricsHandle>,
     store: Arc<dyn Store>,
-    readiness: Readiness,
+    readiness: Arc<Readiness>,
     token: Option<AdminToken>,
     hosts: HostAllowlist,
     keys: Option<Arc<KeyReloader>>,
@@ -103,7 +103,7 @@ pub fn router(
     let admin = Admin {
         metrics,
         store,
-        readiness: Arc::new(readiness),
+        readiness,
         token,
         hosts: Arc::new(hosts),
         keys,
@@ -170,7 +170,7 @@ pub async fn spawn(
     settings: AdminSettings,
     metrics: Option<MetricsHandle>,
     store: Arc<dyn Store>,
-    readiness: Readiness,
+    readiness: Arc<Readiness>,
     keys: Option<Arc<KeyReloader>>,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> Result<SocketAddr, Error> {

@@ -34,6 +34,7 @@ use crate::clock;
 use crate::delivery::liveness::Liveness;
 use crate::json_line::JsonLine;
 use crate::key_reload::KeyReloader;
+use crate::telemetry::ReadinessChecked;
 
 /// How long the storage check may take before it counts as failing: a
 /// frozen disk must turn the probe red, not hang it.
@@ -93,7 +94,43 @@ impl Readiness {
         self
     }
 
-    /// Runs every check.
+    /// The checks this readiness runs, by name.
+    fn checked(&self) -> Vec<&'static str> {
+        let mut checked = vec!["storage"];
+        if self.keys.is_some() {
+            checked.push("secrets");
+        }
+        if self.workers.is_some() {
+            checked.push("workers");
+        }
+        if self.disk.is_some() {
+            checked.push("disk");
+        }
+        checked
+    }
+
+    /// Runs every check now and then again every `interval` until
+    /// `stopping`, so the readiness gauge is fresh without a probe.
+    pub fn spawn_periodic(
+        self: Arc<Self>,
+        interval: Duration,
+        mut stopping: tokio::sync::watch::Receiver<bool>,
+    ) {
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(interval);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    _ = ticks.tick() => {}
+                    _ = stopping.changed() => return,
+                }
+                self.check().await;
+            }
+        });
+    }
+
+    /// Runs every check, and records each one's result in the readiness
+    /// gauge.
     pub async fn check(&self) -> ReadinessReport {
         let now_ms = clock::unix_millis();
         let mut failing = Vec::new();
@@ -171,6 +208,11 @@ impl Readiness {
                 detail = %details.join("; ")
             );
         }
+        ReadinessChecked {
+            checked: &self.checked(),
+            failing: &failing,
+        }
+        .emit();
         ReadinessReport {
             ready: failing.is_empty(),
             failing,

@@ -190,6 +190,7 @@ impl Service {
         let store = ServiceStore::open(store, &settings).await?;
         let metrics = telemetry::install();
         telemetry::SecretVersionsInUse(&endpoints).emit();
+        telemetry::InitialSeries(&endpoints).emit();
         let (stop_background, stopping) = StopOnDrop::channel();
         let liveness = Arc::new(Liveness::default());
         if let Some(admin_settings) = admin_settings {
@@ -205,18 +206,20 @@ impl Service {
                     settings.storage.min_free_disk_bytes,
                 ));
             }
+            let readiness = Arc::new(readiness);
             let address = admin::spawn(
                 admin_settings,
                 metrics,
                 store.shared(),
-                readiness,
+                Arc::clone(&readiness),
                 Some(Arc::clone(&keys)),
                 stopping.clone(),
             )
             .await?;
             tracing::info!(message = "Admin listener up.", address = %address);
-            // Its gauges are only read through the admin listener.
+            // Their gauges are only read through the admin listener.
             metrics_sampler::spawn(store.shared(), &settings, stopping.clone());
+            readiness.spawn_periodic(settings.metrics.sample_interval, stopping.clone());
         }
         // Retention and reconciliation: only `serve` runs them (see
         // `retention`, `reconcile::task`), and only on the configured store.
