@@ -1308,7 +1308,7 @@ async fn an_event_without_targets_is_processed_when_accepted(backend: &Backend) 
     let stats = store.stats().await.unwrap();
     assert_eq!(stats.by_status.get("PROCESSED"), Some(&1), "{stats:?}");
     assert_eq!(stats.by_status.get("ACCEPTED"), None, "{stats:?}");
-    let (detail, _) = backend.reads.show_event(&id, false).await.unwrap().unwrap();
+    let (detail, _) = shown(backend, &id).await;
     assert_eq!(detail.summary.status, "PROCESSED");
     assert!(detail.deliveries.is_empty(), "{detail:?}");
     // Still deduplicated as any event is.
@@ -1339,12 +1339,7 @@ async fn a_target_added_later_does_not_pick_up_old_events(backend: &Backend) {
     let leased = store.lease(lease_params("w", 1_000)).await.unwrap();
     let leased: Vec<&str> = leased.iter().map(|l| l.inbox_id.as_str()).collect();
     assert_eq!(leased, vec![new.as_str()], "only the new event goes to `t`");
-    let (detail, _) = backend
-        .reads
-        .show_event(&old, false)
-        .await
-        .unwrap()
-        .unwrap();
+    let (detail, _) = shown(backend, &old).await;
     assert_eq!(detail.summary.status, "PROCESSED");
     assert!(detail.deliveries.is_empty());
 }
@@ -1559,17 +1554,7 @@ async fn drift_accepted_events_with_nothing_open_are_finished(backend: &Backend)
         .await
         .unwrap();
     assert_eq!(repaired.stale_statuses, 3);
-    let status = |id: String| async move {
-        backend
-            .reads
-            .show_event(&id, false)
-            .await
-            .unwrap()
-            .unwrap()
-            .0
-            .summary
-            .status
-    };
+    let status = |id: String| async move { shown(backend, &id).await.0.summary.status };
     assert_eq!(status(delivered).await, "PROCESSED");
     assert_eq!(status(died).await, "FAILED");
     assert_eq!(status(legacy).await, "PROCESSED");
@@ -1648,12 +1633,7 @@ async fn drift_missing_deliveries_are_found_by_the_recorded_targets_and_added(ba
         0,
         "added once"
     );
-    let (detail, _) = backend
-        .reads
-        .show_event(&two, false)
-        .await
-        .unwrap()
-        .unwrap();
+    let (detail, _) = shown(backend, &two).await;
     assert_eq!(
         detail.summary.status, "ACCEPTED",
         "open again until `u` has it"
@@ -1667,12 +1647,7 @@ async fn drift_missing_deliveries_are_found_by_the_recorded_targets_and_added(ba
         .settle(&on_u[0], Settlement::Delivered, 2_001)
         .await
         .unwrap());
-    let (detail, _) = backend
-        .reads
-        .show_event(&two, false)
-        .await
-        .unwrap()
-        .unwrap();
+    let (detail, _) = shown(backend, &two).await;
     assert_eq!(detail.summary.status, "PROCESSED");
     assert!(store
         .find_drift(drift_query(0))
@@ -1694,7 +1669,7 @@ async fn fetched_events_are_marked_and_their_webhook_is_a_duplicate(backend: &Ba
         AcceptOutcome::Inserted { id } => id,
         other => panic!("{other:?}"),
     };
-    let (detail, _) = backend.reads.show_event(&id, false).await.unwrap().unwrap();
+    let (detail, _) = shown(backend, &id).await;
     assert_eq!(detail.fetched_at_ms, Some(42_000));
     assert_eq!(detail.deliveries.len(), 1, "delivered as any event");
     // Fetched again: the same row, nothing new.
@@ -1721,12 +1696,7 @@ async fn fetched_events_are_marked_and_their_webhook_is_a_duplicate(backend: &Ba
             id: arrived.clone()
         }
     );
-    let (detail, _) = backend
-        .reads
-        .show_event(&arrived, false)
-        .await
-        .unwrap()
-        .unwrap();
+    let (detail, _) = shown(backend, &arrived).await;
     assert_eq!(detail.fetched_at_ms, None, "it arrived as a webhook");
     // A different body under a webhook's id is still a conflict.
     assert_eq!(
@@ -1746,4 +1716,17 @@ async fn fetched_events_are_marked_and_their_webhook_is_a_duplicate(backend: &Ba
     );
     assert!(store.known_event_ids("b", &ids).await.unwrap().is_empty());
     assert_eq!(store.stats().await.unwrap().total, 2);
+}
+
+/// An event that exists, with its deliveries (no payload).
+async fn shown(
+    backend: &Backend,
+    inbox_id: &str,
+) -> (hookinbox_store::EventDetail, Option<bytes::Bytes>) {
+    backend
+        .reads
+        .show_event(inbox_id, false)
+        .await
+        .unwrap()
+        .expect("the event exists")
 }

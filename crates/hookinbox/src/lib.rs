@@ -76,6 +76,7 @@ pub(crate) mod key_file;
 pub(crate) mod key_reload;
 pub(crate) mod key_status;
 pub(crate) mod metrics_sampler;
+pub(crate) mod periodic;
 pub(crate) mod reconcile;
 pub(crate) mod reload;
 pub(crate) mod retention;

@@ -19,10 +19,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hookinbox_store::{InboxStatus, Store, StoreError, TargetRef};
-use tokio::sync::watch;
+use tokio::sync::{watch, Mutex};
 
 use crate::clock;
 use crate::config::Settings;
+use crate::periodic::{spawn_every, FirstRun};
 use crate::telemetry::{BacklogSampled, InboxRowsCounted};
 
 /// What the sampler reads, from the configuration.
@@ -36,8 +37,8 @@ struct Sampler {
 }
 
 /// Starts the sampler; it stops when `stopping` turns true.
-pub fn spawn(store: Arc<dyn Store>, settings: &Settings, mut stopping: watch::Receiver<bool>) {
-    let mut sampler = Sampler {
+pub fn spawn(store: Arc<dyn Store>, settings: &Settings, stopping: watch::Receiver<bool>) {
+    let sampler = Sampler {
         store,
         endpoints: settings.endpoints.iter().map(|e| e.id.clone()).collect(),
         targets: settings
@@ -54,19 +55,22 @@ pub fn spawn(store: Arc<dyn Store>, settings: &Settings, mut stopping: watch::Re
         last_count: None,
         failing: false,
     };
-    let interval = settings.metrics.sample_interval;
-    tokio::spawn(async move {
-        let mut ticks = tokio::time::interval(interval);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                _ = ticks.tick() => {}
-                _ = stopping.changed() => return,
+    // One run at a time (`spawn_every`), so the lock is never contended:
+    // it only lets each run borrow what the last one left.
+    let sampler = Arc::new(Mutex::new(sampler));
+    spawn_every(
+        settings.metrics.sample_interval,
+        FirstRun::Now,
+        stopping,
+        move || {
+            let sampler = Arc::clone(&sampler);
+            async move {
+                let mut sampler = sampler.lock().await;
+                let sampled = sampler.sample().await;
+                sampler.note(sampled);
             }
-            let sampled = sampler.sample().await;
-            sampler.note(sampled);
-        }
-    });
+        },
+    );
 }
 
 impl Sampler {

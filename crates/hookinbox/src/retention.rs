@@ -20,6 +20,7 @@ use hookinbox_verify::adapter_for;
 use tokio::sync::watch;
 
 use crate::config::Settings;
+use crate::periodic::{spawn_every, FirstRun};
 use crate::storage::OpenedStore;
 use crate::telemetry::Purged;
 
@@ -66,42 +67,30 @@ pub async fn purge_all(
 
 /// Runs a purge every `[retention] purge_interval` until `stopping`; off
 /// when no rule is set.
-pub fn spawn_purge_task(
-    store: OpenedStore,
-    settings: &Settings,
-    mut stopping: watch::Receiver<bool>,
-) {
+pub fn spawn_purge_task(store: OpenedStore, settings: &Settings, stopping: watch::Receiver<bool>) {
     if !settings.retention.is_on() {
         return;
     }
     let policy = policy(settings);
-    let interval = settings.retention.purge_interval;
     let batch = settings.retention.batch.get();
-    tokio::spawn(async move {
-        let mut ticks = tokio::time::interval(interval);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                _ = ticks.tick() => {}
-                _ = stopping.changed() => return,
+    spawn_every(
+        settings.retention.purge_interval,
+        FirstRun::Now,
+        stopping,
+        move || {
+            let store = store.clone();
+            async move {
+                let now_ms = crate::clock::unix_millis();
+                match purge_all(&store, &policy, now_ms, batch, |_, _| {}).await {
+                    Ok(purged) => purged.emit(),
+                    Err(error) => tracing::warn!(
+                        message = "Retention purge failed; retrying at the next interval.",
+                        error = %error,
+                    ),
+                }
             }
-            match purge_all(
-                &store,
-                &policy,
-                crate::clock::unix_millis(),
-                batch,
-                |_, _| {},
-            )
-            .await
-            {
-                Ok(purged) => purged.emit(),
-                Err(error) => tracing::warn!(
-                    message = "Retention purge failed; retrying at the next interval.",
-                    error = %error,
-                ),
-            }
-        }
-    });
+        },
+    );
 }
 
 #[cfg(test)]

@@ -351,7 +351,7 @@ async fn a_full_commit_queue_is_counted_apart_from_other_503s() {
     let db = dir.path().join("inbox.db");
     let stall = dir.path().join("stall");
     // One place in the queue, commits held while the stall file exists; no
-    // workers, no reconciliation, readiness probed only at start-up:
+    // workers, no reconciliation, readiness not checked for an hour:
     // nothing but these requests writes.
     let config = TestConfig::new(&db)
         .storage("queue_capacity = 1")
@@ -364,8 +364,7 @@ async fn a_full_commit_queue_is_counted_apart_from_other_503s() {
     let config_path = dir.path().join("hookinbox.toml");
     std::fs::write(&config_path, config).unwrap();
     let failpoint = format!("stall_commit:{}", stall.display());
-    let server = Server::start_binary(
-        std::path::Path::new(env!("CARGO_BIN_EXE_hookinbox")),
+    let server = Server::start_full(
         dir.path(),
         &config_path,
         &["--no-workers"],

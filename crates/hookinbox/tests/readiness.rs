@@ -11,28 +11,6 @@ use std::time::Duration;
 
 use support::*;
 
-/// `/readyz`: its status and its `failing` list.
-async fn readyz(admin: SocketAddr) -> (u16, Vec<String>) {
-    let answer = send(
-        &client(),
-        "GET",
-        &format!("http://{admin}/readyz"),
-        &Signed {
-            headers: Vec::new(),
-            body: Default::default(),
-        },
-    )
-    .await
-    .expect("/readyz answers");
-    let failing = answer.json()["failing"]
-        .as_array()
-        .expect("a failing list")
-        .iter()
-        .map(|name| name.as_str().unwrap_or_default().to_owned())
-        .collect();
-    (answer.status, failing)
-}
-
 /// Polls `/readyz` until it answers `failing` (or 30 s pass).
 async fn until_failing(admin: SocketAddr, failing: &[&str]) -> (u16, Vec<String>) {
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
@@ -62,8 +40,7 @@ async fn storage_and_workers_turn_red_while_commits_hang_and_green_after() {
     let config_path = dir.path().join("hookinbox.toml");
     std::fs::write(&config_path, config).unwrap();
     let failpoint = format!("stall_commit:{}", stall.display());
-    let server = Server::start_binary(
-        std::path::Path::new(env!("CARGO_BIN_EXE_hookinbox")),
+    let server = Server::start_full(
         dir.path(),
         &config_path,
         &[],

@@ -16,8 +16,6 @@ use std::time::Duration;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
-use bytes::Bytes;
-use hookinbox_verify::{Algorithm, SignatureHeader};
 use support::*;
 
 const STRIPE_SECRET: &str = "whsec_reconcile_test_000000000000";
@@ -46,13 +44,7 @@ fn report(output: &Output) -> serde_json::Value {
 
 /// `serve` with the API key in its environment.
 fn start(dir: &Path, config_path: &Path) -> Server {
-    Server::start_binary(
-        Path::new(env!("CARGO_BIN_EXE_hookinbox")),
-        dir,
-        config_path,
-        &[],
-        &[("STRIPE_API_KEY", API_KEY)],
-    )
+    Server::start_full(dir, config_path, &[], &[("STRIPE_API_KEY", API_KEY)])
 }
 
 fn db_conn(db: &Path) -> hookinbox_store::rusqlite::Connection {
@@ -267,18 +259,7 @@ impl FakeStripe {
     /// The webhook Stripe would have sent for event `n`, signed now.
     fn webhook(&self, n: usize) -> Signed {
         let body = serde_json::to_string(&self.events[n]).unwrap();
-        let timestamp = now().to_string();
-        let v1 = SignatureHeader::hex("Stripe-Signature", Algorithm::HmacSha256).sign_hmac(
-            STRIPE_SECRET.as_bytes(),
-            &[timestamp.as_bytes(), b".", body.as_bytes()],
-        );
-        Signed {
-            headers: vec![
-                ("content-type".into(), "application/json".into()),
-                ("stripe-signature".into(), format!("t={timestamp},v1={v1}")),
-            ],
-            body: Bytes::from(body),
-        }
+        stripe_signed(STRIPE_SECRET, &body, now())
     }
 
     fn pages_asked(&self) -> Vec<Option<String>> {

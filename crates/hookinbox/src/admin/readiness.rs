@@ -34,6 +34,7 @@ use crate::clock;
 use crate::delivery::liveness::Liveness;
 use crate::json_line::JsonLine;
 use crate::key_reload::KeyReloader;
+use crate::periodic::{spawn_every, FirstRun};
 use crate::telemetry::ReadinessChecked;
 
 /// How long the storage check may take before it counts as failing: a
@@ -109,22 +110,18 @@ impl Readiness {
         checked
     }
 
-    /// Runs every check now and then again every `interval` until
-    /// `stopping`, so the readiness gauge is fresh without a probe.
+    /// Runs every check every `interval` until `stopping`, so the
+    /// readiness gauge is fresh without a probe. The first run is one
+    /// interval after start-up: a probe asks at once if it wants to.
     pub fn spawn_periodic(
         self: Arc<Self>,
         interval: Duration,
-        mut stopping: tokio::sync::watch::Receiver<bool>,
+        stopping: tokio::sync::watch::Receiver<bool>,
     ) {
-        tokio::spawn(async move {
-            let mut ticks = tokio::time::interval(interval);
-            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tokio::select! {
-                    _ = ticks.tick() => {}
-                    _ = stopping.changed() => return,
-                }
-                self.check().await;
+        spawn_every(interval, FirstRun::AfterOneInterval, stopping, move || {
+            let readiness = Arc::clone(&self);
+            async move {
+                readiness.check().await;
             }
         });
     }

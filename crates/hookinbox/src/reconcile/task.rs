@@ -6,31 +6,23 @@
 //! UNIQUE key whoever stores it.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::watch;
 
 use super::Reconciler;
 use crate::clock;
+use crate::periodic::{spawn_every, FirstRun};
 use crate::telemetry::{ReconcileFailed, Reconciled};
 
 /// Starts the task; it stops when `stopping` turns true. The first pass
 /// runs one interval after start-up, not at once: a restart is not a
 /// reason to list a provider's events again.
-pub fn spawn(
-    reconciler: Reconciler,
-    interval: std::time::Duration,
-    mut stopping: watch::Receiver<bool>,
-) {
+pub fn spawn(reconciler: Reconciler, interval: Duration, stopping: watch::Receiver<bool>) {
     let reconciler = Arc::new(reconciler);
-    tokio::spawn(async move {
-        let start = tokio::time::Instant::now() + interval;
-        let mut ticks = tokio::time::interval_at(start, interval);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                _ = ticks.tick() => {}
-                _ = stopping.changed() => return,
-            }
+    spawn_every(interval, FirstRun::AfterOneInterval, stopping, move || {
+        let reconciler = Arc::clone(&reconciler);
+        async move {
             match reconciler.run(true, clock::unix_millis(), |_| {}).await {
                 Ok(report) => Reconciled(report.counts()).emit(),
                 Err(error) => ReconcileFailed { error: &error }.emit(),
