@@ -5,10 +5,10 @@
 //! Two periods, because the reads cost differently. Every
 //! `metrics.sample_interval` the backlog is read: index range scans whose
 //! cost follows the rows still to do (ACCEPTED events, open deliveries)
-//! and the FAILED ones, not the inbox, so a sample stays under a
-//! millisecond with a million processed rows. Every
+//! and the FAILED ones, not the inbox, so a sample stays within a few
+//! milliseconds with a million processed rows. Every
 //! `metrics.count_interval` the PROCESSED rows are counted too: a count
-//! over all of them (0.2–0.3 s per million on SQLite, on the reader's
+//! over all of them (0.1–0.2 s per million, bench/RESULTS.md 0c; on the reader's
 //! connection), which the short period would repeat for nothing.
 //!
 //! A failed read leaves the gauges as they were and is logged once until
