@@ -19,8 +19,8 @@
 //! - **Missing deliveries**: an event lacks a delivery row (of any
 //!   generation) for a target it *should have*: one of the targets recorded
 //!   with it when it was accepted (`inbox.targets`). A target added to the
-//!   endpoint later is not one: old events never get it (a replay does, on
-//!   request). Rows from before targets were recorded are not checked.
+//!   endpoint later is not one: old events never get it behind the
+//!   operator's back. Rows from before targets were recorded are not checked.
 //!   Repair: a PENDING delivery for it (same inbox id, so the same
 //!   idempotency key), and the event ACCEPTED again until it is done. The
 //!   caller decides which to repair: one whose target is no longer

@@ -122,7 +122,7 @@ pub struct NewEvent {
     /// The endpoint's targets: one delivery row each is inserted with a new
     /// event, and the list is recorded with it (`inbox.targets`). With none
     /// the event is stored PROCESSED: nothing is left to do for it, and a
-    /// target added later does not pick it up (a replay does, on request).
+    /// target added later does not pick it up behind the operator's back.
     pub targets: Vec<String>,
     /// Metadata taken from unsigned request values, stored with the row.
     pub unsigned_metadata: UnsignedMetadata,

@@ -123,8 +123,8 @@ const MIGRATIONS: &[&str] = &[
     // 4: the targets each event was accepted with, as a JSON array (`[]`:
     // none, and the row is PROCESSED from its insert on). Reconciliation
     // reads it to tell a delivery row that is missing (a target the event
-    // had) from a target added later, which old events never get (replay
-    // does, on request). NULL for rows from before: their targets are not
+    // had) from a target added later, which old events never get unless an
+    // operator delivers them on purpose. NULL for rows from before: their targets are not
     // known, and reconciliation does not look for their missing rows.
     r#"
     ALTER TABLE inbox ADD COLUMN targets text;
