@@ -84,6 +84,11 @@ pub struct EventDetail {
     pub matched_secret_version: String,
     pub payload_sha256: String,
     pub payload_bytes: Option<usize>,
+    /// When a reconciliation source fetched it from the provider's API
+    /// (unix ms), because its webhook never arrived; `None` for an event
+    /// that arrived as a webhook. A fetched event's body is the API's
+    /// rendering of it, and its `matched_secret_version` is `api`.
+    pub fetched_at_ms: Option<i64>,
     pub deliveries: Vec<DeliveryView>,
 }
 

@@ -27,8 +27,11 @@ impl Fingerprint {
 pub enum InboxStatus {
     /// Durably accepted; deliveries pending. Moved by the delivery workers
     /// when every delivery of the event is done (→ Processed) or dead (→ Failed).
+    /// An event accepted without targets never is one: it is inserted
+    /// Processed, in the accepting transaction.
     Accepted,
-    /// Every target has the event. Terminal.
+    /// Every target has the event (or it had none). Terminal, until an
+    /// operator's replay makes it Accepted again.
     Processed,
     /// A delivery exhausted its budget. Terminal until an operator replays it.
     Failed,
@@ -116,7 +119,10 @@ pub struct NewEvent {
     /// Request headers kept for audit (credentials removed by the caller).
     pub audit_headers: Vec<(String, String)>,
     pub matched_secret_version: String,
-    /// The endpoint's targets: one delivery row each is inserted with a new event.
+    /// The endpoint's targets: one delivery row each is inserted with a new
+    /// event, and the list is recorded with it (`inbox.targets`). With none
+    /// the event is stored PROCESSED: nothing is left to do for it, and a
+    /// target added later does not pick it up behind the operator's back.
     pub targets: Vec<String>,
     /// Metadata taken from unsigned request values, stored with the row.
     pub unsigned_metadata: UnsignedMetadata,

@@ -16,8 +16,10 @@
 //! ([`RetentionPolicy`], `purge_batch`). SQLite's files are private to the
 //! user the store runs as.
 
+pub mod backlog;
 pub mod delivery;
 pub mod delivery_wakeups;
+pub mod drift;
 pub mod encryption_keys;
 pub mod error;
 pub mod event_view;
@@ -34,10 +36,12 @@ pub mod storage_url;
 pub mod store;
 pub mod store_reads;
 
+pub use backlog::{Backlog, TargetBacklog, TargetRef};
 pub use delivery::{
     DeliveryStatus, LeaseParams, LeasedDelivery, ReplaySelector, SettleRequest, Settlement,
 };
 pub use delivery_wakeups::DeliveryWakeups;
+pub use drift::{Drift, DriftQuery, DriftRepair, MissingDelivery, Repaired};
 pub use encryption_keys::{EncryptionKeys, EncryptionKeysError};
 pub use error::{BoxError, StoreError};
 pub use event_view::{

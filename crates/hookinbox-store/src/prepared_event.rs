@@ -7,7 +7,7 @@
 use bytes::Bytes;
 
 use crate::sealed::{self, RecordKind};
-use crate::{EncryptionKeys, NewEvent, StoreError};
+use crate::{EncryptionKeys, InboxStatus, NewEvent, StoreError};
 
 pub(crate) struct PreparedEvent {
     pub(crate) id: String,
@@ -18,6 +18,9 @@ pub(crate) struct PreparedEvent {
     pub(crate) stored_body: Bytes,
     /// The key that sealed the body and the audit headers; `None`: plain.
     pub(crate) key_id: Option<String>,
+    /// The `targets` column: the endpoint's targets as a JSON array (`[]`:
+    /// none, so the row is PROCESSED as it is inserted).
+    pub(crate) targets: String,
     pub(crate) event: NewEvent,
 }
 
@@ -37,12 +40,25 @@ impl PreparedEvent {
                 (Bytes::from(sealed.bytes), Some(sealed.key_id))
             }
         };
+        let targets = serde_json::to_string(&event.targets).unwrap_or_else(|_| "[]".to_owned());
         Ok(PreparedEvent {
             id,
             audit_headers,
             stored_body,
             key_id,
+            targets,
             event,
         })
+    }
+
+    /// The status the row is inserted with: an event without targets has
+    /// nothing left to do, so it is PROCESSED in the accepting transaction
+    /// (DESIGN.md §7: every accepted event ends PROCESSED or FAILED).
+    pub(crate) fn initial_status(&self) -> InboxStatus {
+        if self.event.targets.is_empty() {
+            InboxStatus::Processed
+        } else {
+            InboxStatus::Accepted
+        }
     }
 }

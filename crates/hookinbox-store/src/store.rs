@@ -2,9 +2,12 @@
 
 use async_trait::async_trait;
 
+use std::collections::HashSet;
+
 use crate::{
-    AcceptOutcome, DeliveryWakeups, LeaseParams, LeasedDelivery, NewEvent, ReplaySelector,
-    SettleRequest, Settlement, Stats, StoreError, StoredEvent,
+    AcceptOutcome, Backlog, DeliveryWakeups, Drift, DriftQuery, DriftRepair, InboxStatus,
+    LeaseParams, LeasedDelivery, NewEvent, Repaired, ReplaySelector, SettleRequest, Settlement,
+    Stats, StoreError, StoredEvent, TargetRef,
 };
 
 /// Durable storage of the inbox and its outbox. Every implementation passes
@@ -79,5 +82,78 @@ pub trait Store: Send + Sync + 'static {
     /// default, for backends that cannot tell, never fires.
     fn delivery_wakeups(&self) -> DeliveryWakeups {
         DeliveryWakeups::never()
+    }
+
+    /// A small write that commits as events do (the same writer, the same
+    /// fsync), for readiness: `Ok` when it committed. A read passes while
+    /// commits fail or hang (a full or frozen disk), this does not. The
+    /// default, for backends without one, is [`Store::ping`].
+    async fn probe_write(&self, now_ms: i64) -> Result<(), StoreError> {
+        let _ = now_ms;
+        self.ping().await
+    }
+
+    /// How many writes wait for a commit right now (the queue that answers
+    /// 503 when full); `None` when the backend cannot tell.
+    fn commit_queue_depth(&self) -> Option<usize> {
+        None
+    }
+
+    /// The backlog of these endpoints and targets (see [`Backlog`]): index
+    /// range scans that follow the backlog, not the inbox.
+    async fn backlog(
+        &self,
+        endpoints: &[String],
+        targets: &[TargetRef],
+    ) -> Result<Backlog, StoreError> {
+        let _ = (endpoints, targets);
+        Err(StoreError::Unsupported("backlog"))
+    }
+
+    /// Inbox rows with this status, over all endpoints. Its cost follows
+    /// the number of such rows (an index range count): cheap for ACCEPTED
+    /// and FAILED, proportional to the inbox for PROCESSED.
+    async fn count_by_status(&self, status: InboxStatus) -> Result<u64, StoreError> {
+        let _ = status;
+        Err(StoreError::Unsupported("count_by_status"))
+    }
+
+    /// Looks for internal drift (see [`crate::drift`]); reads only.
+    async fn find_drift(&self, query: DriftQuery) -> Result<Drift, StoreError> {
+        let _ = query;
+        Err(StoreError::Unsupported("find_drift"))
+    }
+
+    /// Repairs drift found by [`Store::find_drift`], each item guarded by
+    /// the condition it was found in, in one transaction.
+    async fn repair_drift(&self, repair: DriftRepair) -> Result<Repaired, StoreError> {
+        let _ = repair;
+        Err(StoreError::Unsupported("repair_drift"))
+    }
+
+    /// Which of these provider event ids the endpoint has stored.
+    async fn known_event_ids(
+        &self,
+        endpoint_id: &str,
+        provider_event_ids: &[String],
+    ) -> Result<HashSet<String>, StoreError> {
+        let _ = (endpoint_id, provider_event_ids);
+        Err(StoreError::Unsupported("known_event_ids"))
+    }
+
+    /// Accepts an event a reconciliation source fetched from the
+    /// provider's API (its webhook never arrived), as [`Store::accept`]
+    /// does — the same UNIQUE dedup, the same delivery rows — and marks a
+    /// new row as fetched at `fetched_at_ms` (`inbox.fetched_at_ms`). Its
+    /// body is the API's rendering of the event, not the webhook's bytes,
+    /// so a signed webhook of the same id arriving later is answered as a
+    /// duplicate of it, never as a conflict.
+    async fn accept_fetched(
+        &self,
+        event: NewEvent,
+        fetched_at_ms: i64,
+    ) -> Result<AcceptOutcome, StoreError> {
+        let _ = (event, fetched_at_ms);
+        Err(StoreError::Unsupported("accept_fetched"))
     }
 }

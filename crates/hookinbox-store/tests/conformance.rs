@@ -12,8 +12,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use hookinbox_store::{
-    AcceptOutcome, EncryptionKeys, EventFilter, InboxStatus, PurgeCounts, ReplaySelector,
-    RetentionPolicy, RewrapProgress, SettleRequest, Settlement, StoreError, UnsignedMetadata,
+    AcceptOutcome, DriftQuery, DriftRepair, EncryptionKeys, EventFilter, InboxStatus,
+    MissingDelivery, PurgeCounts, Repaired, ReplaySelector, RetentionPolicy, RewrapProgress,
+    SettleRequest, Settlement, StoreError, TargetBacklog, TargetRef, UnsignedMetadata,
 };
 use support::{
     event, event_for_target, inserted, lease_params, unsigned_id_event, Backend, WINDOW_MS,
@@ -76,6 +77,15 @@ conformance! {
         events_past_dedup_retention_are_deleted_never_while_a_delivery_is_pending,
         dead_deliveries_past_retention_are_deleted_with_their_attempts,
         purge_goes_in_batches_and_reports_what_remains,
+        an_event_without_targets_is_processed_when_accepted,
+        a_target_added_later_does_not_pick_up_old_events,
+        the_backlog_follows_open_deliveries_and_the_oldest_unprocessed_event,
+        inbox_rows_are_counted_by_status,
+        a_write_probe_commits_and_the_queue_is_empty_when_idle,
+        drift_leases_past_expiry_are_found_and_taken_back,
+        drift_accepted_events_with_nothing_open_are_finished,
+        drift_missing_deliveries_are_found_by_the_recorded_targets_and_added,
+        fetched_events_are_marked_and_their_webhook_is_a_duplicate,
     ],
     reopening: [
         sealed_records_read_back_and_keep_no_plaintext_at_rest,
@@ -104,8 +114,13 @@ async fn same_event_twice_is_a_duplicate_of_the_same_row(backend: &Backend) {
 
 async fn ids_are_scoped_per_endpoint(backend: &Backend) {
     let store = &backend.store;
-    let a = store.accept(event("a", "e1", b"{}")).await.unwrap();
-    let b = store.accept(event("b", "e1", b"{}")).await.unwrap();
+    let with_target = |endpoint, id| {
+        let mut e = event(endpoint, id, b"{}");
+        e.targets = vec!["t".into()];
+        e
+    };
+    let a = store.accept(with_target("a", "e1")).await.unwrap();
+    let b = store.accept(with_target("b", "e1")).await.unwrap();
     assert!(matches!(a, AcceptOutcome::Inserted { .. }));
     assert!(matches!(b, AcceptOutcome::Inserted { .. }));
     let stats = store.stats().await.unwrap();
@@ -579,6 +594,8 @@ async fn events_are_listed_newest_first_by_filter_and_page(backend: &Backend) {
     for n in 0..5 {
         let mut e = event(if n < 3 { "a" } else { "b" }, &format!("e{n}"), b"{}");
         e.event_type = Some(if n % 2 == 0 { "even" } else { "odd" }.into());
+        // With a target, so they stay ACCEPTED until delivered.
+        e.targets = vec!["t".into()];
         e.received_at_ms = 1_000 * (n + 1);
         ids.push(inserted(store, e).await);
     }
@@ -1281,4 +1298,435 @@ async fn purge_goes_in_batches_and_reports_what_remains(backend: &Backend) {
     );
     assert!(third.is_done());
     assert_eq!(backend.store.stats().await.unwrap().total, 0);
+}
+
+async fn an_event_without_targets_is_processed_when_accepted(backend: &Backend) {
+    let store = &backend.store;
+    let no_targets = event("a", "lonely", b"{}");
+    assert!(no_targets.targets.is_empty());
+    let id = inserted(store, no_targets.clone()).await;
+    let stats = store.stats().await.unwrap();
+    assert_eq!(stats.by_status.get("PROCESSED"), Some(&1), "{stats:?}");
+    assert_eq!(stats.by_status.get("ACCEPTED"), None, "{stats:?}");
+    let (detail, _) = shown(backend, &id).await;
+    assert_eq!(detail.summary.status, "PROCESSED");
+    assert!(detail.deliveries.is_empty(), "{detail:?}");
+    // Still deduplicated as any event is.
+    assert_eq!(
+        store.accept(no_targets).await.unwrap(),
+        AcceptOutcome::Duplicate { id: id.clone() }
+    );
+    let processed = backend
+        .reads
+        .list_events(&EventFilter {
+            status: Some(InboxStatus::Processed),
+            ..EventFilter::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(processed.events.len(), 1);
+    assert_eq!(processed.events[0].id, id);
+}
+
+async fn a_target_added_later_does_not_pick_up_old_events(backend: &Backend) {
+    let store = &backend.store;
+    // Accepted while the endpoint had no target…
+    let mut before = event("a", "before", b"{}");
+    before.received_at_ms = 500;
+    let old = inserted(store, before).await;
+    // …then the target `t` was configured, and a new event came.
+    let new = inserted(store, event_for_target("after", None)).await;
+    let leased = store.lease(lease_params("w", 1_000)).await.unwrap();
+    let leased: Vec<&str> = leased.iter().map(|l| l.inbox_id.as_str()).collect();
+    assert_eq!(leased, vec![new.as_str()], "only the new event goes to `t`");
+    let (detail, _) = shown(backend, &old).await;
+    assert_eq!(detail.summary.status, "PROCESSED");
+    assert!(detail.deliveries.is_empty());
+}
+
+fn target(endpoint: &str, target: &str) -> TargetRef {
+    TargetRef {
+        endpoint_id: endpoint.into(),
+        target: target.into(),
+    }
+}
+
+async fn the_backlog_follows_open_deliveries_and_the_oldest_unprocessed_event(backend: &Backend) {
+    let store = &backend.store;
+    let endpoints = vec!["a".to_owned(), "quiet".to_owned()];
+    let targets = vec![target("a", "t"), target("quiet", "t")];
+    let empty = store.backlog(&endpoints, &targets).await.unwrap();
+    assert!(empty.oldest_unprocessed_ms.is_empty());
+    assert_eq!(
+        empty.targets,
+        vec![
+            TargetBacklog {
+                endpoint_id: "a".into(),
+                target: "t".into(),
+                open: 0,
+                earliest_due_ms: None
+            },
+            TargetBacklog {
+                endpoint_id: "quiet".into(),
+                target: "t".into(),
+                open: 0,
+                earliest_due_ms: None
+            },
+        ]
+    );
+    for (id, received) in [("b1", 700), ("b2", 600), ("b3", 800)] {
+        let mut e = event_for_target(id, None);
+        e.received_at_ms = received;
+        inserted(store, e).await;
+    }
+    // Without targets: processed at once, never a backlog.
+    let mut lonely = event("a", "no-target", b"{}");
+    lonely.received_at_ms = 100;
+    inserted(store, lonely).await;
+    let leased = store.lease(lease_params("w", 1_000)).await.unwrap();
+    assert_eq!(leased.len(), 3);
+    // b2 (received first, due first) is retried at 5 000; b1 stays leased;
+    // b3 is delivered.
+    let mut retried = None;
+    for lease in &leased {
+        let stored = store.load_event(&lease.inbox_id).await.unwrap().unwrap();
+        match stored.provider_event_id.as_str() {
+            "b2" => {
+                retried = Some(lease.inbox_id.clone());
+                let retry = Settlement::Retry {
+                    next_attempt_at_ms: 5_000,
+                    error: "http 503".into(),
+                };
+                assert!(store.settle(lease, retry, 1_001).await.unwrap());
+            }
+            "b3" => assert!(store
+                .settle(lease, Settlement::Delivered, 1_001)
+                .await
+                .unwrap()),
+            _ => {}
+        }
+    }
+    assert!(retried.is_some());
+    let backlog = store.backlog(&endpoints, &targets).await.unwrap();
+    assert_eq!(
+        backlog
+            .oldest_unprocessed_ms
+            .into_iter()
+            .collect::<Vec<_>>(),
+        vec![("a".to_owned(), 600)],
+        "b2, the oldest still ACCEPTED"
+    );
+    assert_eq!(
+        backlog.targets[0],
+        TargetBacklog {
+            endpoint_id: "a".into(),
+            target: "t".into(),
+            open: 2,
+            earliest_due_ms: Some(5_000)
+        },
+        "b1 leased, b2 pending until 5 000"
+    );
+    assert_eq!(backlog.targets[1].open, 0);
+}
+
+async fn inbox_rows_are_counted_by_status(backend: &Backend) {
+    let store = &backend.store;
+    for n in 0..3 {
+        inserted(store, event_for_target(&format!("c{n}"), None)).await;
+    }
+    inserted(store, event("a", "lonely", b"{}")).await;
+    let leased = store.lease(lease_params("w", 1_000)).await.unwrap();
+    let dead = Settlement::Dead {
+        error: "http 410".into(),
+    };
+    assert!(store.settle(&leased[0], dead, 1_001).await.unwrap());
+    let count = |status| async move { store.count_by_status(status).await.unwrap() };
+    assert_eq!(count(InboxStatus::Accepted).await, 2);
+    assert_eq!(count(InboxStatus::Failed).await, 1);
+    assert_eq!(count(InboxStatus::Processed).await, 1);
+}
+
+async fn a_write_probe_commits_and_the_queue_is_empty_when_idle(backend: &Backend) {
+    let store = &backend.store;
+    store.probe_write(1_000).await.unwrap();
+    store.probe_write(2_000).await.unwrap();
+    assert_eq!(store.commit_queue_depth(), Some(0));
+}
+
+/// Leases `event`'s one delivery to target `t` for 100 ms at t = 1 000.
+async fn leased_briefly(store: &Arc<dyn hookinbox_store::Store>, id: &str) -> i64 {
+    inserted(store, event_for_target(id, None)).await;
+    let mut params = lease_params("crashed", 1_000);
+    params.lease_ms = 100;
+    let leased = store.lease(params).await.unwrap();
+    assert_eq!(leased.len(), 1);
+    leased[0].delivery_id
+}
+
+fn drift_query(expired_before_ms: i64) -> DriftQuery {
+    DriftQuery {
+        expired_before_ms,
+        accepted_since_ms: 0,
+        limit: 100,
+    }
+}
+
+async fn drift_leases_past_expiry_are_found_and_taken_back(backend: &Backend) {
+    let store = &backend.store;
+    let delivery = leased_briefly(store, "stuck").await;
+    assert!(
+        store
+            .find_drift(drift_query(1_100))
+            .await
+            .unwrap()
+            .is_empty(),
+        "not expired yet at 1 100"
+    );
+    let drift = store.find_drift(drift_query(5_000)).await.unwrap();
+    assert_eq!(drift.expired_leases, vec![delivery]);
+    assert!(drift.stale_statuses.is_empty() && drift.missing_deliveries.is_empty());
+    let repair = DriftRepair {
+        expired_before_ms: 5_000,
+        expired_leases: drift.expired_leases,
+        now_ms: 5_000,
+        ..DriftRepair::default()
+    };
+    assert_eq!(
+        store.repair_drift(repair.clone()).await.unwrap(),
+        Repaired {
+            expired_leases: 1,
+            ..Repaired::default()
+        }
+    );
+    assert_eq!(
+        store.repair_drift(repair).await.unwrap(),
+        Repaired::default(),
+        "repaired once; the second time it is PENDING already"
+    );
+    let again = store.lease(lease_params("alive", 5_001)).await.unwrap();
+    assert_eq!(again.len(), 1, "back to PENDING, leased by a live worker");
+    assert!(store
+        .find_drift(drift_query(5_000))
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+async fn drift_accepted_events_with_nothing_open_are_finished(backend: &Backend) {
+    let store = &backend.store;
+    let delivered = inserted(store, event_for_target("delivered", None)).await;
+    let died = inserted(store, event_for_target("died", None)).await;
+    let open = inserted(store, event_for_target("open", None)).await;
+    let legacy = inserted(store, event("a", "legacy", b"{}")).await;
+    for lease in store.lease(lease_params("w", 1_000)).await.unwrap() {
+        let settlement = if lease.inbox_id == delivered {
+            Settlement::Delivered
+        } else if lease.inbox_id == died {
+            Settlement::Dead {
+                error: "http 410".into(),
+            }
+        } else {
+            continue;
+        };
+        assert!(store.settle(&lease, settlement, 1_001).await.unwrap());
+    }
+    // The drift: statuses put back by hand, and a row from before targets
+    // were recorded (no targets, no deliveries, still ACCEPTED).
+    backend
+        .execute(&format!(
+            "UPDATE inbox SET status = 'ACCEPTED' WHERE id IN ('{delivered}', '{died}');
+             UPDATE inbox SET status = 'ACCEPTED', targets = NULL WHERE id = '{legacy}'"
+        ))
+        .await;
+    let drift = store.find_drift(drift_query(0)).await.unwrap();
+    let mut stale = drift.stale_statuses.clone();
+    stale.sort();
+    let mut expected = vec![delivered.clone(), died.clone(), legacy.clone()];
+    expected.sort();
+    assert_eq!(stale, expected, "`open` has a delivery leased: not stale");
+    assert!(drift.expired_leases.is_empty() && drift.missing_deliveries.is_empty());
+    let repaired = store
+        .repair_drift(DriftRepair {
+            stale_statuses: drift.stale_statuses,
+            now_ms: 2_000,
+            ..DriftRepair::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(repaired.stale_statuses, 3);
+    let status = |id: String| async move { shown(backend, &id).await.0.summary.status };
+    assert_eq!(status(delivered).await, "PROCESSED");
+    assert_eq!(status(died).await, "FAILED");
+    assert_eq!(status(legacy).await, "PROCESSED");
+    assert_eq!(status(open).await, "ACCEPTED");
+    assert!(store.find_drift(drift_query(0)).await.unwrap().is_empty());
+}
+
+async fn drift_missing_deliveries_are_found_by_the_recorded_targets_and_added(backend: &Backend) {
+    let store = &backend.store;
+    let mut two = event_for_target("two", None);
+    two.targets = vec!["t".into(), "u".into()];
+    let two = inserted(store, two).await;
+    // Accepted while the endpoint had no targets: `t` came later, and is
+    // not missing for it.
+    let before = inserted(store, event("a", "before-t", b"{}")).await;
+    // A row from before targets were recorded: never looked at.
+    let legacy = inserted(store, event_for_target("legacy", None)).await;
+    backend
+        .execute(&format!(
+            "DELETE FROM delivery WHERE inbox_id = '{two}' AND target = 'u';
+             UPDATE inbox SET targets = NULL WHERE id = '{legacy}';
+             DELETE FROM delivery WHERE inbox_id = '{legacy}'"
+        ))
+        .await;
+    let drift = store.find_drift(drift_query(0)).await.unwrap();
+    assert_eq!(
+        drift.missing_deliveries,
+        vec![MissingDelivery {
+            inbox_id: two.clone(),
+            endpoint_id: "a".into(),
+            target: "u".into(),
+        }]
+    );
+    // `legacy` now looks like an event accepted without targets: stale,
+    // not missing anything.
+    assert_eq!(drift.stale_statuses, vec![legacy.clone()]);
+    assert!(drift
+        .missing_deliveries
+        .iter()
+        .all(|m| m.inbox_id != before));
+    // Accepted since later than every event: nothing is looked at.
+    let future = DriftQuery {
+        accepted_since_ms: i64::from(i32::MAX) * 1_000,
+        ..drift_query(0)
+    };
+    assert!(store
+        .find_drift(future)
+        .await
+        .unwrap()
+        .missing_deliveries
+        .is_empty());
+
+    // `t` is delivered and the event PROCESSED before the repair finds it.
+    let on_t = store.lease(lease_params("w", 1_000)).await.unwrap();
+    assert_eq!(on_t.len(), 1);
+    assert_eq!(on_t[0].inbox_id, two);
+    assert!(store
+        .settle(&on_t[0], Settlement::Delivered, 1_001)
+        .await
+        .unwrap());
+    let repair = DriftRepair {
+        missing_deliveries: drift.missing_deliveries,
+        now_ms: 2_000,
+        ..DriftRepair::default()
+    };
+    assert_eq!(
+        store
+            .repair_drift(repair.clone())
+            .await
+            .unwrap()
+            .missing_deliveries,
+        1
+    );
+    assert_eq!(
+        store.repair_drift(repair).await.unwrap().missing_deliveries,
+        0,
+        "added once"
+    );
+    let (detail, _) = shown(backend, &two).await;
+    assert_eq!(
+        detail.summary.status, "ACCEPTED",
+        "open again until `u` has it"
+    );
+    let mut params = lease_params("w", 2_000);
+    params.target = "u".into();
+    let on_u = store.lease(params).await.unwrap();
+    assert_eq!(on_u.len(), 1);
+    assert_eq!(on_u[0].inbox_id, two, "same inbox id: same idempotency key");
+    assert!(store
+        .settle(&on_u[0], Settlement::Delivered, 2_001)
+        .await
+        .unwrap());
+    let (detail, _) = shown(backend, &two).await;
+    assert_eq!(detail.summary.status, "PROCESSED");
+    assert!(store
+        .find_drift(drift_query(0))
+        .await
+        .unwrap()
+        .missing_deliveries
+        .is_empty());
+}
+
+async fn fetched_events_are_marked_and_their_webhook_is_a_duplicate(backend: &Backend) {
+    let store = &backend.store;
+    let mut fetched = event(
+        "a",
+        "evt_missed",
+        b"{\"id\":\"evt_missed\",\"from\":\"api\"}",
+    );
+    fetched.targets = vec!["t".into()];
+    let id = match store.accept_fetched(fetched.clone(), 42_000).await.unwrap() {
+        AcceptOutcome::Inserted { id } => id,
+        other => panic!("{other:?}"),
+    };
+    let (detail, _) = shown(backend, &id).await;
+    assert_eq!(detail.fetched_at_ms, Some(42_000));
+    assert_eq!(detail.deliveries.len(), 1, "delivered as any event");
+    // Fetched again: the same row, nothing new.
+    assert_eq!(
+        store.accept_fetched(fetched, 43_000).await.unwrap(),
+        AcceptOutcome::Duplicate { id: id.clone() }
+    );
+    // Its webhook arrives after all, with the webhook's own bytes.
+    assert_eq!(
+        store
+            .accept(event("a", "evt_missed", b"{\"id\":\"evt_missed\"}"))
+            .await
+            .unwrap(),
+        AcceptOutcome::Duplicate { id: id.clone() }
+    );
+    // An event that did arrive, fetched later with the API's bytes.
+    let arrived = inserted(store, event("a", "evt_arrived", b"{\"id\":1}")).await;
+    assert_eq!(
+        store
+            .accept_fetched(event("a", "evt_arrived", b"{\"id\":2}"), 44_000)
+            .await
+            .unwrap(),
+        AcceptOutcome::Duplicate {
+            id: arrived.clone()
+        }
+    );
+    let (detail, _) = shown(backend, &arrived).await;
+    assert_eq!(detail.fetched_at_ms, None, "it arrived as a webhook");
+    // A different body under a webhook's id is still a conflict.
+    assert_eq!(
+        store
+            .accept(event("a", "evt_arrived", b"{\"id\":3}"))
+            .await
+            .unwrap(),
+        AcceptOutcome::Conflict { id: arrived }
+    );
+    let ids = ["evt_missed", "evt_arrived", "evt_never"].map(String::from);
+    let known = store.known_event_ids("a", &ids).await.unwrap();
+    let mut known: Vec<String> = known.into_iter().collect();
+    known.sort();
+    assert_eq!(
+        known,
+        vec!["evt_arrived".to_owned(), "evt_missed".to_owned()]
+    );
+    assert!(store.known_event_ids("b", &ids).await.unwrap().is_empty());
+    assert_eq!(store.stats().await.unwrap().total, 2);
+}
+
+/// An event that exists, with its deliveries (no payload).
+async fn shown(
+    backend: &Backend,
+    inbox_id: &str,
+) -> (hookinbox_store::EventDetail, Option<bytes::Bytes>) {
+    backend
+        .reads
+        .show_event(inbox_id, false)
+        .await
+        .unwrap()
+        .expect("the event exists")
 }

@@ -34,8 +34,10 @@ pub use config::{
 };
 pub use database::{deliveries, inbox_rows, inbox_status, payload_log_bytes, payload_log_segments};
 pub use http::{client, post, retry_until_accepted, send, Answer, HttpClient};
-pub use metrics::metric_value;
+pub use metrics::{families, metric_value, samples, scrape};
 pub use pki::TestPki;
-pub use signed::{basic, github_signed, lab_event, lab_signed, mailgun_signed, now, Signed};
+pub use signed::{
+    basic, github_signed, lab_event, lab_signed, mailgun_signed, now, stripe_signed, Signed,
+};
 pub use sink::{Received, ReservedPort, Sink};
 pub use wait::eventually;

@@ -54,6 +54,28 @@ pub fn lab_signed(body: impl Into<Vec<u8>>, timestamp: i64) -> Signed {
     }
 }
 
+/// `body` as Stripe sends it: `Stripe-Signature: t=…,v1=…`, hex
+/// HMAC-SHA256 of `"{timestamp}.{body}"` keyed with the whole `whsec_…`
+/// secret.
+pub fn stripe_signed(secret: &str, body: &str, timestamp: i64) -> Signed {
+    let timestamp = timestamp.to_string();
+    let v1 = hookinbox_verify::SignatureHeader::hex(
+        "Stripe-Signature",
+        hookinbox_verify::Algorithm::HmacSha256,
+    )
+    .sign_hmac(
+        secret.as_bytes(),
+        &[timestamp.as_bytes(), b".", body.as_bytes()],
+    );
+    Signed {
+        headers: vec![
+            ("content-type".into(), "application/json".into()),
+            ("stripe-signature".into(), format!("t={timestamp},v1={v1}")),
+        ],
+        body: Bytes::from(body.to_owned()),
+    }
+}
+
 /// A `payment.succeeded` event with this id, signed now.
 pub fn lab_event(id: &str) -> Signed {
     lab_signed(

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{self, ConfigError, Settings};
 use crate::endpoint::Endpoints;
 use crate::reload::Reloadable;
-use crate::telemetry::SecretReloadFailed;
+use crate::telemetry::{SecretReloadFailed, SecretVersionsInUse};
 
 /// Reloads the key rings of a running service's endpoints.
 pub struct KeyReloader {
@@ -126,6 +126,7 @@ impl KeyReloader {
         }
         self.failing
             .store(!report.failed.is_empty(), Ordering::Relaxed);
+        SecretVersionsInUse(&self.endpoints).emit();
         if report.failed.is_empty() {
             tracing::info!(
                 message = "Secrets reloaded.",

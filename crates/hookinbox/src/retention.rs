@@ -15,11 +15,12 @@
 
 use std::time::Duration;
 
-use hookinbox_store::{RetentionPolicy, StoreError};
+use hookinbox_store::{PurgeCounts, RetentionPolicy, StoreError};
 use hookinbox_verify::adapter_for;
 use tokio::sync::watch;
 
 use crate::config::Settings;
+use crate::periodic::{spawn_every, FirstRun};
 use crate::storage::OpenedStore;
 use crate::telemetry::Purged;
 
@@ -43,19 +44,19 @@ pub fn policy(settings: &Settings) -> RetentionPolicy {
 }
 
 /// Purges everything due at `now_ms`, batch after batch, calling
-/// `on_batch` with the running totals after each.
+/// `on_batch` with the running totals and what is still due after each.
 pub async fn purge_all(
     store: &OpenedStore,
     policy: &RetentionPolicy,
     now_ms: i64,
     batch: usize,
-    mut on_batch: impl FnMut(&Purged),
+    mut on_batch: impl FnMut(&Purged, &PurgeCounts),
 ) -> Result<Purged, StoreError> {
     let mut total = Purged::default();
     loop {
         let progress = store.purge_batch(policy, now_ms, batch).await?;
         total.add(&progress.purged, progress.segments_deleted);
-        on_batch(&total);
+        on_batch(&total, &progress.remaining);
         // Nothing purged while something is still due: what is left is
         // held by another process's transaction; the next run takes it.
         if progress.is_done() || progress.purged.is_empty() {
@@ -66,34 +67,30 @@ pub async fn purge_all(
 
 /// Runs a purge every `[retention] purge_interval` until `stopping`; off
 /// when no rule is set.
-pub fn spawn_purge_task(
-    store: OpenedStore,
-    settings: &Settings,
-    mut stopping: watch::Receiver<bool>,
-) {
+pub fn spawn_purge_task(store: OpenedStore, settings: &Settings, stopping: watch::Receiver<bool>) {
     if !settings.retention.is_on() {
         return;
     }
     let policy = policy(settings);
-    let interval = settings.retention.purge_interval;
     let batch = settings.retention.batch.get();
-    tokio::spawn(async move {
-        let mut ticks = tokio::time::interval(interval);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                _ = ticks.tick() => {}
-                _ = stopping.changed() => return,
+    spawn_every(
+        settings.retention.purge_interval,
+        FirstRun::Now,
+        stopping,
+        move || {
+            let store = store.clone();
+            async move {
+                let now_ms = crate::clock::unix_millis();
+                match purge_all(&store, &policy, now_ms, batch, |_, _| {}).await {
+                    Ok(purged) => purged.emit(),
+                    Err(error) => tracing::warn!(
+                        message = "Retention purge failed; retrying at the next interval.",
+                        error = %error,
+                    ),
+                }
             }
-            match purge_all(&store, &policy, crate::clock::unix_millis(), batch, |_| {}).await {
-                Ok(purged) => purged.emit(),
-                Err(error) => tracing::warn!(
-                    message = "Retention purge failed; retrying at the next interval.",
-                    error = %error,
-                ),
-            }
-        }
-    });
+        },
+    );
 }
 
 #[cfg(test)]

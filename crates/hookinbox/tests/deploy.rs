@@ -8,7 +8,6 @@ mod support;
 use std::path::Path;
 
 use bytes::Bytes;
-use hookinbox_verify::{Algorithm, SignatureHeader};
 use support::*;
 
 const STRIPE_SECRET: &str = "whsec_deploy_test_0000000000000000";
@@ -40,21 +39,6 @@ fn unit_values(unit: &str, key: &str) -> Vec<String> {
         .filter(|(name, _)| name.trim() == key)
         .map(|(_, value)| value.trim().to_owned())
         .collect()
-}
-
-fn stripe_signed(body: &str, timestamp: i64) -> Signed {
-    let timestamp = timestamp.to_string();
-    let v1 = SignatureHeader::hex("Stripe-Signature", Algorithm::HmacSha256).sign_hmac(
-        STRIPE_SECRET.as_bytes(),
-        &[timestamp.as_bytes(), b".", body.as_bytes()],
-    );
-    Signed {
-        headers: vec![
-            ("content-type".into(), "application/json".into()),
-            ("stripe-signature".into(), format!("t={timestamp},v1={v1}")),
-        ],
-        body: Bytes::from(body.to_owned()),
-    }
 }
 
 fn get(token: Option<&str>) -> Signed {
@@ -99,7 +83,7 @@ async fn the_sample_config_starts_and_accepts_a_signed_event() {
     let answer = post(
         &client,
         &server.url("/hooks/stripe"),
-        &stripe_signed(body, now()),
+        &stripe_signed(STRIPE_SECRET, body, now()),
     )
     .await;
     assert_eq!(answer.status, 200, "{:?}", answer.body);

@@ -164,3 +164,37 @@ async fn full_disk_answers_503_and_loses_nothing() {
     }
     drop(server);
 }
+
+/// `/readyz` names `disk` while the database's filesystem has fewer bytes
+/// free than `storage.min_free_disk_bytes`, and clears once space returns:
+/// a ballast file fills the tmpfs past the floor, then is deleted.
+#[tokio::test]
+#[ignore = "needs root to mount a tmpfs: cargo test -p hookinbox --test disk_full -- --ignored"]
+async fn readyz_fails_disk_under_the_floor_and_clears_above_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("mnt");
+    let _tmpfs = Tmpfs::mount(&mnt, "16m")
+        .unwrap_or_else(|error| panic!("this test needs root to mount a tmpfs: {error}"));
+    let db = mnt.join("inbox.db");
+    let extra = "[admin]\nlisten = \"127.0.0.1:0\"\n";
+    let config = TestConfig::new(&db)
+        .storage("min_free_disk_bytes = 8388608")
+        .extra(extra)
+        .to_string();
+    let server = Server::start(dir.path(), &config);
+    let admin = server.admin_address().await;
+    assert_eq!(readyz(admin).await, (200, vec![]));
+
+    // 10 MiB of 16: fewer than the 8 MiB floor left.
+    let ballast = mnt.join("ballast");
+    std::fs::write(&ballast, vec![0u8; 10 << 20]).unwrap();
+    assert_eq!(readyz(admin).await, (503, vec!["disk".to_owned()]));
+    let logs = server.logs();
+    assert!(
+        logs.contains("under storage.min_free_disk_bytes (8388608)"),
+        "{logs}"
+    );
+
+    std::fs::remove_file(&ballast).unwrap();
+    assert_eq!(readyz(admin).await, (200, vec![]));
+}

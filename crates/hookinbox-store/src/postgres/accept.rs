@@ -2,7 +2,8 @@
 //! their bodies and their delivery rows in one statement
 //! (`INSERT … SELECT FROM unnest(…) ORDER BY endpoint_id, provider_event_id
 //! ON CONFLICT DO NOTHING RETURNING`), then one more to resolve the events
-//! that were not inserted (duplicates and conflicts).
+//! that were not inserted (duplicates and conflicts). A row records its
+//! targets; without any it is inserted PROCESSED.
 //!
 //! Why the rows are sorted: two batches in two processes that hold some of
 //! the same keys take their unique-index entries in the same order, so one
@@ -50,19 +51,21 @@ const INSERT_ROUND: &str = "
         SELECT * FROM unnest(
             $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int8[],
             $8::int8[], $9::int8[], $10::text[], $11::bytea[], $12::text[], $13::text[],
-            $14::text[], $15::int8[], $16::bytea[], $23::text[])
+            $14::text[], $15::int8[], $16::bytea[], $23::text[], $24::text[])
         AS c(id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
              provider_created_at, received_at_ms, content_type, payload_sha256, audit_headers,
-             matched_secret_version, unsigned_metadata, same_body_since, payload, payload_key_id)
+             matched_secret_version, unsigned_metadata, same_body_since, payload, payload_key_id,
+             targets)
     ), inserted AS (
         INSERT INTO inbox (
             id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
             provider_created_at, received_at_ms, content_type, payload_sha256, audit_headers,
-            matched_secret_version, unsigned_metadata, payload_key_id)
+            matched_secret_version, unsigned_metadata, payload_key_id, targets, status)
         SELECT c.id, c.endpoint_id, c.provider, c.provider_event_id, c.event_type, c.object_id,
                c.object_version, c.provider_created_at, c.received_at_ms, c.content_type,
                c.payload_sha256, c.audit_headers, c.matched_secret_version, c.unsigned_metadata,
-               c.payload_key_id
+               c.payload_key_id, c.targets,
+               CASE WHEN c.targets = '[]' THEN 'PROCESSED' ELSE 'ACCEPTED' END
         FROM candidate c
         WHERE c.same_body_since IS NULL OR NOT EXISTS (
             SELECT 1 FROM inbox i
@@ -87,10 +90,13 @@ const INSERT_ROUND: &str = "
     SELECT id FROM inserted";
 
 /// What the rows holding each unresolved event's identities make of it:
-/// the row with its (endpoint, id) and whether its body is the same, and
-/// the first same-body row inside the window (events that check by body).
+/// the row with its (endpoint, id) and whether it is the same event (the
+/// same body, or a row reconciliation fetched: its body is the API's
+/// rendering, never the webhook's bytes), and the first same-body row
+/// inside the window (events that check by body).
 const RESOLVE: &str = "
-    SELECT c.ord, by_id.id, by_id.payload_sha256 = c.payload_sha256, by_body.id
+    SELECT c.ord, by_id.id,
+           by_id.payload_sha256 = c.payload_sha256 OR by_id.fetched_at_ms IS NOT NULL, by_body.id
     FROM unnest($1::text[], $2::text[], $3::bytea[], $4::int8[]) WITH ORDINALITY
          AS c(endpoint_id, provider_event_id, payload_sha256, same_body_since, ord)
     LEFT JOIN inbox by_id
@@ -252,6 +258,7 @@ async fn accept_round(
     let same_body_since: Vec<Option<i64>> = events.iter().map(|p| p.same_body_since()).collect();
     let payloads: Vec<&[u8]> = events.iter().map(|p| p.stored_body.as_ref()).collect();
     let key_ids: Vec<Option<&str>> = events.iter().map(|p| p.key_id.as_deref()).collect();
+    let targets: Vec<&str> = events.iter().map(|p| p.targets.as_str()).collect();
 
     let deliveries = DeliveryColumns::of(events);
 
@@ -283,6 +290,7 @@ async fn accept_round(
             &deliveries.ordering_keys,
             &deliveries.object_versions,
             &key_ids,
+            &targets,
         ],
     )
     .await?;

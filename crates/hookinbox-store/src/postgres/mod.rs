@@ -14,7 +14,10 @@
 mod accept;
 mod accept_batcher;
 mod advisory_lock;
+mod backlog;
 mod db_error;
+mod drift;
+mod fetched;
 mod first_column;
 mod handler;
 mod listen;
@@ -27,6 +30,7 @@ mod schema;
 mod tls;
 mod url;
 
+use std::collections::HashSet;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
@@ -41,9 +45,10 @@ pub use url::{PostgresUrl, PostgresUrlError, SslMode};
 
 use crate::prepared_event::PreparedEvent;
 use crate::{
-    AcceptOutcome, DeliveryWakeups, HandlerDelivery, LeaseParams, LeasedDelivery, NewEvent,
-    PostgresHandler, PurgeCounts, PurgeProgress, ReplaySelector, RetentionPolicy, RewrapProgress,
-    SettleRequest, Settlement, Stats, Store, StoreError, StoreReads, StoredEvent,
+    AcceptOutcome, Backlog, DeliveryWakeups, Drift, DriftQuery, DriftRepair, HandlerDelivery,
+    InboxStatus, LeaseParams, LeasedDelivery, NewEvent, PostgresHandler, PurgeCounts,
+    PurgeProgress, Repaired, ReplaySelector, RetentionPolicy, RewrapProgress, SettleRequest,
+    Settlement, Stats, Store, StoreError, StoreReads, StoredEvent, TargetRef,
 };
 use accept_batcher::{AcceptRequest, Batcher};
 use db_error::PgError;
@@ -356,6 +361,99 @@ impl Store for PostgresStore {
     fn delivery_wakeups(&self) -> DeliveryWakeups {
         self.ensure_listening();
         DeliveryWakeups::from_receiver(self.wakeups.subscribe())
+    }
+
+    /// One autocommitted upsert of the probe row: a write that must reach
+    /// the server's WAL, as every accepted event does.
+    async fn probe_write(&self, now_ms: i64) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        let probed = async {
+            let statement = client
+                .prepare_cached(
+                    "INSERT INTO readiness_probe (id, probed_at_ms) VALUES (1, $1)
+                     ON CONFLICT (id) DO UPDATE SET probed_at_ms = excluded.probed_at_ms",
+                )
+                .await?;
+            client.execute(&statement, &[&now_ms]).await?;
+            Ok::<_, PgError>(())
+        };
+        Ok(probed.await?)
+    }
+
+    /// Accepts waiting for the ingress batcher.
+    fn commit_queue_depth(&self) -> Option<usize> {
+        Some(
+            self.accept_queue
+                .max_capacity()
+                .saturating_sub(self.accept_queue.capacity()),
+        )
+    }
+
+    async fn backlog(
+        &self,
+        endpoints: &[String],
+        targets: &[TargetRef],
+    ) -> Result<Backlog, StoreError> {
+        let client = self.client().await?;
+        Ok(backlog::backlog(&client, endpoints, targets).await?)
+    }
+
+    async fn count_by_status(&self, status: InboxStatus) -> Result<u64, StoreError> {
+        let client = self.client().await?;
+        Ok(backlog::count_by_status(&client, status).await?)
+    }
+
+    async fn find_drift(&self, query: DriftQuery) -> Result<Drift, StoreError> {
+        let client = self.client().await?;
+        Ok(drift::find(&client, &query).await?)
+    }
+
+    /// One transaction; a NOTIFY with it when deliveries were added.
+    async fn repair_drift(&self, repair: DriftRepair) -> Result<Repaired, StoreError> {
+        let mut client = self.client().await?;
+        let repaired = async {
+            let tx = client.transaction().await?;
+            let repaired = drift::repair(&tx, &repair).await?;
+            if repaired.missing_deliveries > 0 || repaired.expired_leases > 0 {
+                let notify = tx.prepare_cached(NOTIFY).await?;
+                tx.execute(&notify, &[&self.notify_channel]).await?;
+            }
+            tx.commit().await?;
+            Ok::<_, PgError>(repaired)
+        };
+        Ok(repaired.await?)
+    }
+
+    async fn known_event_ids(
+        &self,
+        endpoint_id: &str,
+        provider_event_ids: &[String],
+    ) -> Result<HashSet<String>, StoreError> {
+        let client = self.client().await?;
+        Ok(fetched::known_event_ids(&client, endpoint_id, provider_event_ids).await?)
+    }
+
+    async fn accept_fetched(
+        &self,
+        event: NewEvent,
+        fetched_at_ms: i64,
+    ) -> Result<AcceptOutcome, StoreError> {
+        let prepared = PreparedEvent::new(event, self.options.keys.as_deref())?;
+        let mut client = self.client().await?;
+        let accepted = async {
+            let tx = client.transaction().await?;
+            let outcome =
+                fetched::accept_fetched(&tx, &self.schema, &prepared, fetched_at_ms).await?;
+            if matches!(outcome, AcceptOutcome::Inserted { .. })
+                && !prepared.event.targets.is_empty()
+            {
+                let notify = tx.prepare_cached(NOTIFY).await?;
+                tx.execute(&notify, &[&self.notify_channel]).await?;
+            }
+            tx.commit().await?;
+            Ok::<_, PgError>(outcome)
+        };
+        Ok(accepted.await?)
     }
 }
 

@@ -124,7 +124,7 @@ impl PostgresReader {
                         i.received_at_ms, i.object_id, i.object_version, i.provider_created_at,
                         i.content_type, i.matched_secret_version, i.payload_sha256,
                         octet_length(p.payload),
-                        CASE WHEN $2 THEN p.payload END, i.payload_key_id
+                        CASE WHEN $2 THEN p.payload END, i.payload_key_id, i.fetched_at_ms
                  FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
                  WHERE i.id = $1",
             )
@@ -165,6 +165,7 @@ impl PostgresReader {
             matched_secret_version: row.try_get(11)?,
             payload_sha256: sha256.iter().map(|b| format!("{b:02x}")).collect(),
             payload_bytes,
+            fetched_at_ms: row.try_get(16)?,
             deliveries: Vec::new(),
         };
         let deliveries = client

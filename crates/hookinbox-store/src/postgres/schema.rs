@@ -120,6 +120,29 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE inbox_payload ALTER COLUMN payload SET STORAGE EXTERNAL;
     "#,
+    // 4: the targets each event was accepted with, as a JSON array (`[]`:
+    // none, and the row is PROCESSED from its insert on). Reconciliation
+    // reads it to tell a delivery row that is missing (a target the event
+    // had) from a target added later, which old events never get unless an
+    // operator delivers them on purpose. NULL for rows from before: their targets are not
+    // known, and reconciliation does not look for their missing rows.
+    r#"
+    ALTER TABLE inbox ADD COLUMN targets text;
+    "#,
+    // 5: events a reconciliation source fetched from the provider's API
+    // because their webhook never arrived: when (unix ms); NULL for every
+    // event that arrived as a webhook. `events show` names them.
+    r#"
+    ALTER TABLE inbox ADD COLUMN fetched_at_ms bigint;
+    "#,
+    // 6: one row the readiness probe rewrites, so `/readyz` knows a commit
+    // still succeeds (a read alone passes while writes fail).
+    r#"
+    CREATE TABLE readiness_probe (
+        id           integer PRIMARY KEY,
+        probed_at_ms bigint NOT NULL
+    );
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -1,7 +1,8 @@
 //! Accepting one event: the atomic insert under UNIQUE(endpoint_id,
 //! provider_event_id) with a reference to its raw body in the payload log,
 //! and one delivery row per target (the outbox) — in the same transaction,
-//! never read-then-write. A duplicate's body is not written.
+//! never read-then-write. A duplicate's body is not written. The row
+//! records its targets; without any it is inserted PROCESSED.
 //!
 //! An event whose id is unsigned has a second identity, its body
 //! fingerprint within the redelivery window; see [`accept`] for the order
@@ -23,12 +24,14 @@ const INSERT_INBOX: &str = "
         id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
         provider_created_at, received_at_ms, content_type, payload_sha256,
         audit_headers, matched_secret_version, payload_segment, payload_offset, payload_len,
-        unsigned_metadata, payload_key_id
-    ) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
+        unsigned_metadata, payload_key_id, targets, status
+    ) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
     ON CONFLICT (endpoint_id, provider_event_id) DO NOTHING";
 
-const LOOKUP_INBOX: &str =
-    "SELECT id, payload_sha256 FROM inbox WHERE endpoint_id = ?1 AND provider_event_id = ?2";
+/// The row holding an (endpoint, event id), its fingerprint, and whether
+/// reconciliation fetched it (then any body of that id is the same event).
+const LOOKUP_INBOX: &str = "SELECT id, payload_sha256, fetched_at_ms IS NOT NULL FROM inbox
+     WHERE endpoint_id = ?1 AND provider_event_id = ?2";
 
 /// The first row of the endpoint with this body received since ?3, among
 /// rows with unsigned metadata (the partial index `inbox_unsigned_fingerprint`).
@@ -60,6 +63,7 @@ pub(crate) fn accept(
         audit_headers,
         stored_body,
         key_id,
+        targets,
         event,
     } = prepared;
     if let Some(window_ms) = event.fingerprint_window_ms {
@@ -103,6 +107,8 @@ pub(crate) fn accept(
         body.len,
         event.unsigned_metadata.to_column(),
         key_id,
+        targets,
+        prepared.initial_status().as_str(),
     ])? == 1;
     if !inserted {
         payloads.rollback_to(before_body);
@@ -128,16 +134,18 @@ pub(crate) fn accept(
 }
 
 /// What the row holding the event's (endpoint, id) makes of it: the same
-/// event (same fingerprint) or a conflict; `None` when no row holds it.
+/// event (same fingerprint, or a row reconciliation fetched from the
+/// provider's API, whose body is the API's rendering and never the
+/// webhook's bytes) or a conflict; `None` when no row holds it.
 fn same_id(conn: &Connection, event: &NewEvent) -> Result<Option<AcceptOutcome>, rusqlite::Error> {
-    let found: Option<(String, Vec<u8>)> = conn
+    let found: Option<(String, Vec<u8>, bool)> = conn
         .prepare_cached(LOOKUP_INBOX)?
         .query_row(params![event.endpoint_id, event.provider_event_id], |row| {
-            Ok((row.get(0)?, row.get(1)?))
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
         })
         .optional()?;
-    Ok(found.map(|(id, fingerprint)| {
-        if fingerprint == event.fingerprint.as_bytes() {
+    Ok(found.map(|(id, fingerprint, fetched)| {
+        if fetched || fingerprint == event.fingerprint.as_bytes() {
             AcceptOutcome::Duplicate { id }
         } else {
             AcceptOutcome::Conflict { id }

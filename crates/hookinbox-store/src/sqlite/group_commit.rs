@@ -22,6 +22,7 @@
 //! batch commits or not with it; its caller was answered 503 (outcome
 //! unknown), and the provider's retry finds it as a duplicate or inserts it.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::Instant;
 
@@ -157,11 +158,14 @@ pub(crate) struct BatchLimits {
 }
 
 /// Runs until every sender is dropped, then returns after the last batch.
+/// `queued` counts the ops sent and not yet taken: the writer takes one
+/// off for each op it receives.
 pub(crate) fn run(
     mut conn: Connection,
     mut payloads: PayloadLog,
     queue: Receiver<Box<dyn WriteOp>>,
     limits: BatchLimits,
+    queued: &AtomicUsize,
 ) {
     while let Ok(first) = queue.recv() {
         let mut bytes = first.weight();
@@ -175,6 +179,7 @@ pub(crate) fn run(
                 Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
             }
         }
+        queued.fetch_sub(batch.len(), Ordering::Relaxed);
         skip_abandoned(&mut batch);
         if !payloads.accepts_bodies(Instant::now()) {
             batch = refuse_ops_with_bodies(batch);

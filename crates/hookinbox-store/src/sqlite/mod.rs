@@ -6,8 +6,11 @@
 //! are sealed at rest (`accept`, `reader`, `rewrap`).
 
 mod accept;
+mod backlog;
 mod checkpointer;
 mod commit_stall;
+mod drift;
+mod fetched;
 mod group_commit;
 mod outbox;
 mod payload_log;
@@ -18,7 +21,9 @@ mod rewrap;
 mod schema;
 mod write_backoff;
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -33,9 +38,10 @@ pub use schema::CURRENT_VERSION as SCHEMA_VERSION;
 pub use crate::handler::HandlerDelivery;
 use crate::prepared_event::PreparedEvent;
 use crate::{
-    AcceptOutcome, EncryptionKeys, HandledEvent, LeaseParams, LeasedDelivery, NewEvent,
-    PurgeCounts, PurgeProgress, ReplaySelector, RetentionPolicy, RewrapProgress, SettleRequest,
-    Settlement, SqliteHandler, Stats, Store, StoreError, StoreReads, StoredEvent,
+    AcceptOutcome, Backlog, Drift, DriftQuery, DriftRepair, EncryptionKeys, HandledEvent,
+    InboxStatus, LeaseParams, LeasedDelivery, NewEvent, PurgeCounts, PurgeProgress, Repaired,
+    ReplaySelector, RetentionPolicy, RewrapProgress, SettleRequest, Settlement, SqliteHandler,
+    Stats, Store, StoreError, StoreReads, StoredEvent, TargetRef,
 };
 use group_commit::{BatchLimits, OpError, TxOp, WriteOp};
 use payload_log::PayloadLog;
@@ -85,6 +91,8 @@ impl SqliteOptions {
 /// The SQLite implementation of [`Store`].
 pub struct SqliteStore {
     queue: Option<SyncSender<Box<dyn WriteOp>>>,
+    /// Ops in `queue` not yet taken by the writer (the commit queue depth).
+    queued: Arc<AtomicUsize>,
     writer: Option<JoinHandle<()>>,
     stop_checkpointer: Option<mpsc::Sender<()>>,
     checkpointer: Option<JoinHandle<()>>,
@@ -166,15 +174,17 @@ impl SqliteStore {
             options.keys.clone(),
         )?);
         let (queue, requests) = mpsc::sync_channel(options.queue_capacity);
+        let queued = Arc::new(AtomicUsize::new(0));
         let limits = BatchLimits {
             max_ops: options.max_batch_events.max(1),
             max_bytes: options.max_batch_bytes,
         };
+        let taken = Arc::clone(&queued);
         // Thread names stay within Linux's 15 characters, so `top -H`, `perf`
         // and /proc tell the writer and the checkpointer apart.
         let writer = std::thread::Builder::new()
             .name("sqlite-writer".into())
-            .spawn(move || group_commit::run(conn, payloads, requests, limits))
+            .spawn(move || group_commit::run(conn, payloads, requests, limits, &taken))
             .map_err(|e| open_error(&e))?;
         let (stop_checkpointer, stop) = mpsc::channel();
         let path = options.path.clone();
@@ -185,6 +195,7 @@ impl SqliteStore {
             .map_err(|e| open_error(&e))?;
         Ok(SqliteStore {
             queue: Some(queue),
+            queued,
             writer: Some(writer),
             stop_checkpointer: Some(stop_checkpointer),
             checkpointer: Some(checkpointer),
@@ -207,7 +218,13 @@ impl SqliteStore {
     ) -> Result<T, StoreError> {
         let queue = self.queue.as_ref().ok_or(StoreError::Stopped)?;
         let (op, answer) = TxOp::boxed(weight, work);
-        match queue.try_send(op) {
+        // Counted before the send: the writer may take the op at once.
+        self.queued.fetch_add(1, Ordering::Relaxed);
+        let sent = queue.try_send(op);
+        if sent.is_err() {
+            self.queued.fetch_sub(1, Ordering::Relaxed);
+        }
+        match sent {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => return Err(StoreError::Overloaded),
             Err(TrySendError::Disconnected(_)) => return Err(StoreError::Stopped),
@@ -457,6 +474,82 @@ impl Store for SqliteStore {
 
     async fn ping(&self) -> Result<(), StoreError> {
         StoreReads::ping(self.reader.as_ref()).await
+    }
+
+    /// One op of the group commit that rewrites the probe row: it commits
+    /// (fsync) with the next batch, or fails as the batch does. While the
+    /// payload log rests after a failed write, events cannot be stored, so
+    /// the probe fails too.
+    async fn probe_write(&self, now_ms: i64) -> Result<(), StoreError> {
+        self.write(0, move |conn, payloads| {
+            if !payloads.accepts_bodies(std::time::Instant::now()) {
+                return Err(OpError::Unavailable(
+                    "payload log: resting after a failed write".into(),
+                ));
+            }
+            conn.prepare_cached(
+                "INSERT INTO readiness_probe (id, probed_at_ms) VALUES (1, ?1)
+                 ON CONFLICT (id) DO UPDATE SET probed_at_ms = excluded.probed_at_ms",
+            )?
+            .execute([now_ms])?;
+            Ok(())
+        })
+        .await
+    }
+
+    fn commit_queue_depth(&self) -> Option<usize> {
+        Some(self.queued.load(Ordering::Relaxed))
+    }
+
+    async fn backlog(
+        &self,
+        endpoints: &[String],
+        targets: &[TargetRef],
+    ) -> Result<Backlog, StoreError> {
+        let (endpoints, targets) = (endpoints.to_vec(), targets.to_vec());
+        self.read(move |reader| reader.backlog(&endpoints, &targets))
+            .await
+    }
+
+    async fn count_by_status(&self, status: InboxStatus) -> Result<u64, StoreError> {
+        self.read(move |reader| reader.count_by_status(status))
+            .await
+    }
+
+    async fn find_drift(&self, query: DriftQuery) -> Result<Drift, StoreError> {
+        self.read(move |reader| reader.find_drift(&query)).await
+    }
+
+    async fn repair_drift(&self, repair: DriftRepair) -> Result<Repaired, StoreError> {
+        self.write(0, move |conn, _| Ok(drift::repair(conn, &repair)?))
+            .await
+    }
+
+    async fn known_event_ids(
+        &self,
+        endpoint_id: &str,
+        provider_event_ids: &[String],
+    ) -> Result<HashSet<String>, StoreError> {
+        let (endpoint_id, ids) = (endpoint_id.to_owned(), provider_event_ids.to_vec());
+        self.read(move |reader| reader.known_event_ids(&endpoint_id, &ids))
+            .await
+    }
+
+    async fn accept_fetched(
+        &self,
+        event: NewEvent,
+        fetched_at_ms: i64,
+    ) -> Result<AcceptOutcome, StoreError> {
+        let prepared = PreparedEvent::new(event, self.keys.as_deref())?;
+        self.write(prepared.stored_len(), move |conn, payloads| {
+            Ok(fetched::accept_fetched(
+                conn,
+                payloads,
+                &prepared,
+                fetched_at_ms,
+            )?)
+        })
+        .await
     }
 }
 

@@ -78,7 +78,7 @@ impl SqliteReader {
         &self.inner.path
     }
 
-    fn with_conn<T>(
+    pub(super) fn with_conn<T>(
         &self,
         f: impl FnOnce(&Connection) -> Result<T, rusqlite::Error>,
     ) -> Result<T, StoreError> {
@@ -260,12 +260,13 @@ impl SqliteReader {
                             i.received_at_ms, i.object_id, i.object_version, i.provider_created_at,
                             i.content_type, i.matched_secret_version,
                             i.payload_sha256, i.payload_segment, i.payload_offset, i.payload_len, p.payload,
-                            i.payload_key_id
+                            i.payload_key_id, i.fetched_at_ms
                      FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
                      WHERE i.id = ?1",
                 )?
                 .query_row(params![inbox_id], |row| {
                     let stored = StoredPayload::from_row(row, 12)?;
+                    let fetched_at_ms = row.get(18)?;
                     Ok((
                         EventDetail {
                             summary: summary_from_row(row)?,
@@ -280,6 +281,7 @@ impl SqliteReader {
                                 .map(|b| format!("{b:02x}"))
                                 .collect(),
                             payload_bytes: stored.len(),
+                            fetched_at_ms,
                             deliveries: Vec::new(),
                         },
                         stored,

@@ -107,6 +107,30 @@ const MIGRATIONS: &[&str] = &[
         ON inbox (endpoint_id, payload_sha256, received_at_ms)
         WHERE unsigned_metadata IS NOT NULL;
     "#,
+    // 6: the targets each event was accepted with, as a JSON array (`[]`:
+    // none, and the row is PROCESSED from its insert on). Reconciliation
+    // reads it to tell a delivery row that is missing (a target the event
+    // had) from a target added later, which old events never get unless an
+    // operator delivers them on purpose. NULL for rows from before: their targets are not
+    // known, and reconciliation does not look for their missing rows.
+    r#"
+    ALTER TABLE inbox ADD COLUMN targets TEXT;
+    "#,
+    // 7: events a reconciliation source fetched from the provider's API
+    // because their webhook never arrived: when (unix ms); NULL for every
+    // event that arrived as a webhook. `events show` names them.
+    r#"
+    ALTER TABLE inbox ADD COLUMN fetched_at_ms INTEGER;
+    "#,
+    // 8: one row the readiness probe rewrites through the writer, so
+    // `/readyz` knows a commit still reaches the disk (a read alone passes
+    // while commits fail or hang).
+    r#"
+    CREATE TABLE readiness_probe (
+        id           INTEGER PRIMARY KEY,
+        probed_at_ms INTEGER NOT NULL
+    );
+    "#,
 ];
 
 /// The schema version this build writes.

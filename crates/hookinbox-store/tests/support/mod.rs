@@ -139,6 +139,21 @@ impl Backend {
     pub fn place(&self) -> &Place {
         &self.place
     }
+
+    /// Runs statements (`;`-separated, no results) on this backend's data
+    /// behind the store's back: how a test makes the drift reconciliation
+    /// repairs.
+    pub async fn execute(&self, sql: &str) {
+        match &self.place {
+            Place::Sqlite(dir) => {
+                let conn = hookinbox_store::rusqlite::Connection::open(dir.path().join("inbox.db"))
+                    .unwrap();
+                conn.busy_timeout(Duration::from_secs(5)).unwrap();
+                conn.execute_batch(sql).unwrap();
+            }
+            Place::Postgres(schema) => schema.execute(sql).await,
+        }
+    }
 }
 
 /// The server the PostgreSQL tests use.

@@ -8,6 +8,7 @@
 //! ([`host_allowlist`]); with a token configured every request except
 //! `/healthz` needs `Authorization: Bearer …` ([`token`]).
 
+pub mod free_disk;
 pub mod host_allowlist;
 pub mod keys;
 pub mod readiness;
@@ -29,9 +30,9 @@ use crate::config::{self, ConfigError};
 use crate::error::Error;
 use crate::key_reload::KeyReloader;
 use crate::server::{self, HttpLimits};
-use crate::telemetry::MetricsHandle;
+use crate::telemetry::{CommitQueueDepth, MetricsHandle};
 use host_allowlist::HostAllowlist;
-use readiness::Readiness;
+pub use readiness::Readiness;
 use token::AdminToken;
 
 /// Header fields an admin request may carry: scrapers and curl send a handful.
@@ -74,6 +75,8 @@ impl AdminSettings {
 #[derive(Clone)]
 struct Admin {
     metrics: Option<MetricsHandle>,
+    /// For the gauges read at scrape time (the commit queue's depth).
+    store: Arc<dyn Store>,
     readiness: Arc<Readiness>,
     token: Option<AdminToken>,
     hosts: Arc<HostAllowlist>,
@@ -87,16 +90,20 @@ impl axum::extract::FromRef<Admin> for Option<Arc<KeyReloader>> {
 }
 
 /// The admin router: routes behind the `Host` check and the token.
+/// `readiness` holds the checks of `/readyz` (built by the service, which
+/// knows its workers and its disk).
 pub fn router(
     metrics: Option<MetricsHandle>,
     store: Arc<dyn Store>,
+    readiness: Arc<Readiness>,
     token: Option<AdminToken>,
     hosts: HostAllowlist,
     keys: Option<Arc<KeyReloader>>,
 ) -> Router {
     let admin = Admin {
         metrics,
-        readiness: Arc::new(Readiness::new(store, keys.clone())),
+        store,
+        readiness,
         token,
         hosts: Arc::new(hosts),
         keys,
@@ -140,6 +147,9 @@ async fn guard(State(admin): State<Admin>, request: Request, next: Next) -> Resp
 }
 
 async fn render_metrics(State(admin): State<Admin>) -> Response {
+    if let Some(depth) = admin.store.commit_queue_depth() {
+        CommitQueueDepth(depth).emit();
+    }
     match &admin.metrics {
         Some(handle) => (
             [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
@@ -160,6 +170,7 @@ pub async fn spawn(
     settings: AdminSettings,
     metrics: Option<MetricsHandle>,
     store: Arc<dyn Store>,
+    readiness: Arc<Readiness>,
     keys: Option<Arc<KeyReloader>>,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> Result<SocketAddr, Error> {
@@ -172,7 +183,7 @@ pub async fn spawn(
         .map_err(cannot_listen)?;
     let address = listener.local_addr().map_err(cannot_listen)?;
     let hosts = settings.hosts.at_port(address.port());
-    let app = router(metrics, store, settings.token, hosts, keys);
+    let app = router(metrics, store, readiness, settings.token, hosts, keys);
     tokio::spawn(async move {
         let stop = async move {
             let _ = shutdown.wait_for(|stop| *stop).await;

@@ -111,6 +111,23 @@ pub enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// One reconciliation pass, as `serve` runs every `reconcile.interval`:
+    /// leases past expiry, statuses not updated, missing delivery rows, and
+    /// events a provider's API lists that never arrived. Reports only,
+    /// unless `--fix`; exits 1 when something is left to do.
+    Reconcile {
+        /// The configuration file (TOML); relative paths in it are taken from
+        /// its folder.
+        #[arg(long)]
+        config: PathBuf,
+        /// Repair what is safe: leases back to PENDING, statuses finished,
+        /// missing deliveries added, missing events stored (marked as fetched).
+        #[arg(long)]
+        fix: bool,
+        /// Print the report as JSON instead of one line per kind.
+        #[arg(long)]
+        json: bool,
+    },
     /// Inbox counts by status and endpoint.
     Stats {
         /// The configuration file (TOML); relative paths in it are taken from

@@ -85,6 +85,12 @@ fn run_command(command: Command, handlers: HandlerRegistry) -> anyhow::Result<bo
         Command::Purge { config, dry_run } => runtime()?
             .block_on(commands::purge::run(&config, dry_run, &mut Stdout::lock()))
             .map(|()| true),
+        Command::Reconcile { config, fix, json } => runtime()?.block_on(commands::reconcile::run(
+            &config,
+            fix,
+            json,
+            &mut Stdout::lock(),
+        )),
         Command::Config { command } => commands::config::run(command).map(|()| true),
         Command::Keys { command } => {
             runtime()?.block_on(commands::keys::run(command, &mut Stdout::lock()))

@@ -23,6 +23,13 @@ pub fn write_event(out: &mut impl Write, event: &EventDetail) -> io::Result<()> 
     }
     writeln!(out, "status     {}", summary.status)?;
     writeln!(out, "received   {}", date_ms(summary.received_at_ms))?;
+    if let Some(fetched) = event.fetched_at_ms {
+        writeln!(
+            out,
+            "fetched    {} (by reconciliation, from the provider's API: its webhook never arrived)",
+            date_ms(fetched)
+        )?;
+    }
     if let Some(created) = event.provider_created_at {
         writeln!(
             out,
@@ -133,6 +140,7 @@ mod tests {
             matched_secret_version: "2026-05".into(),
             payload_sha256: "9f86d081".into(),
             payload_bytes: Some(1234),
+            fetched_at_ms: None,
             deliveries,
         }
     }

@@ -31,10 +31,11 @@ pub async fn rewrap(config_path: &Path, batch: usize) -> anyhow::Result<()> {
     loop {
         let step = store.rewrap_batch(batch).await?;
         total += step.rewrapped;
-        progress.update(format_args!(
-            "rewrapped {total} records to key {active}, {} left",
-            step.remaining
-        ));
+        progress.counts(
+            total,
+            total + step.remaining,
+            format_args!("rewrapped {total} records to key {active}"),
+        );
         if step.is_done() {
             break;
         }

@@ -9,6 +9,7 @@ pub mod migrate;
 pub mod output;
 pub mod progress;
 pub mod purge;
+pub mod reconcile;
 pub mod serve;
 pub mod stats;
 pub mod verify;

@@ -29,11 +29,18 @@ pub async fn run(config_path: &Path, dry_run: bool, out: &mut impl Write) -> any
         &policy,
         now_ms,
         settings.retention.batch.get(),
-        |total| {
-            progress.update(format_args!(
-                "purged {} raw payloads, {} events, {} dead deliveries",
-                total.counts.raw_payloads, total.counts.events, total.counts.dead_deliveries
-            ))
+        |total, remaining| {
+            let done =
+                total.counts.raw_payloads + total.counts.events + total.counts.dead_deliveries;
+            let left = remaining.raw_payloads + remaining.events + remaining.dead_deliveries;
+            progress.counts(
+                done,
+                done + left,
+                format_args!(
+                    "purged {} raw payloads, {} events, {} dead deliveries",
+                    total.counts.raw_payloads, total.counts.events, total.counts.dead_deliveries
+                ),
+            )
         },
     )
     .await?;

@@ -18,6 +18,7 @@ use super::file::{
     BasicAuthFile, EndpointFile, GenericHmacFile, HmacAlgorithmName, SecretFile,
     SignatureEncodingName,
 };
+use super::reconcile::EndpointReconcile;
 use super::secret_source::{SecretFields, SecretSource};
 use super::server::RateLimit;
 use super::target::Target;
@@ -60,6 +61,8 @@ pub struct Endpoint {
     /// Names unique within the endpoint.
     #[serde(rename = "target")]
     pub targets: Vec<Target>,
+    /// `[endpoint.reconcile]`: the provider's event list, if configured.
+    pub reconcile: Option<EndpointReconcile>,
 }
 
 /// JSON pointers to an object id and its version, for per-object ordering.
@@ -188,6 +191,12 @@ impl Endpoint {
             }
             targets.push(Target::from_file(target, &target_field, base_dir)?);
         }
+        let reconcile = file
+            .reconcile
+            .map(|source| {
+                EndpointReconcile::from_file(source, provider, &field("reconcile"), base_dir)
+            })
+            .transpose()?;
         Ok(Endpoint {
             id: file.id,
             provider,
@@ -206,6 +215,7 @@ impl Endpoint {
             generic_hmac: file.generic_hmac,
             secrets,
             targets,
+            reconcile,
         })
     }
 

@@ -18,8 +18,8 @@ use serde::de::DeserializeOwned;
 
 use super::file::{
     AdminFile, BasicAuthFile, ConfigFile, DeliveryFile, EncryptionFile, EncryptionKeyFile,
-    EndpointFile, GenericHmacFile, RateLimitFile, RetentionFile, SecretFile, ServerFile,
-    StorageFile, TargetFile, TlsFile,
+    EndpointFile, EndpointReconcileFile, GenericHmacFile, MetricsFile, RateLimitFile,
+    ReconcileFile, RetentionFile, SecretFile, ServerFile, StorageFile, TargetFile, TlsFile,
 };
 use super::*;
 
@@ -36,12 +36,15 @@ fn tables() -> Vec<(&'static str, BTreeSet<String>)> {
         ("encryption", fields_of::<EncryptionFile>()),
         ("encryption.key", fields_of::<EncryptionKeyFile>()),
         ("retention", fields_of::<RetentionFile>()),
+        ("metrics", fields_of::<MetricsFile>()),
+        ("reconcile", fields_of::<ReconcileFile>()),
         ("endpoint", fields_of::<EndpointFile>()),
         ("endpoint.rate_limit", fields_of::<RateLimitFile>()),
         ("endpoint.basic_auth", fields_of::<BasicAuthFile>()),
         ("endpoint.generic_hmac", fields_of::<GenericHmacFile>()),
         ("endpoint.secret", fields_of::<SecretFile>()),
         ("endpoint.target", fields_of::<TargetFile>()),
+        ("endpoint.reconcile", fields_of::<EndpointReconcileFile>()),
     ]
 }
 

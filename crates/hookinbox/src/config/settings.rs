@@ -18,6 +18,8 @@ use super::admin::Admin;
 use super::encryption::Encryption;
 use super::endpoint::Endpoint;
 use super::file::ConfigFile;
+use super::metrics::Metrics;
+use super::reconcile::Reconcile;
 use super::retention::Retention;
 use super::server::Server;
 use super::storage::{Delivery, Storage};
@@ -38,6 +40,10 @@ pub struct Settings {
     pub encryption: Encryption,
     /// `[retention]`: how long data is kept.
     pub retention: Retention,
+    /// `[metrics]`: how often the database gauges are sampled.
+    pub metrics: Metrics,
+    /// `[reconcile]`: the background reconciliation pass.
+    pub reconcile: Reconcile,
     /// At least one, ids unique.
     #[serde(rename = "endpoint")]
     pub endpoints: Vec<Endpoint>,
@@ -55,6 +61,8 @@ impl Settings {
             .transpose()?;
         let encryption = Encryption::from_file(file.encryption, base_dir)?;
         let retention = Retention::from_file(file.retention)?;
+        let metrics = Metrics::from_file(file.metrics)?;
+        let reconcile = Reconcile::from_file(file.reconcile)?;
         if file.endpoint.is_empty() {
             return Err(ConfigError::invalid(
                 "endpoint",
@@ -79,6 +87,8 @@ impl Settings {
             admin,
             encryption,
             retention,
+            metrics,
+            reconcile,
             endpoints,
         })
     }

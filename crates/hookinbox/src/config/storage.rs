@@ -30,6 +30,9 @@ pub struct Storage {
     pub queue_capacity: NonZeroUsize,
     /// Events one transaction takes at most.
     pub max_batch_events: NonZeroUsize,
+    /// SQLite: `/readyz` fails while the database's filesystem has fewer
+    /// bytes free.
+    pub min_free_disk_bytes: u64,
 }
 
 /// The database behind `storage.url`.
@@ -139,6 +142,7 @@ impl Storage {
             busy_timeout: file.busy_timeout,
             queue_capacity: non_zero_usize(file.queue_capacity, "storage.queue_capacity")?,
             max_batch_events: non_zero_usize(file.max_batch_events, "storage.max_batch_events")?,
+            min_free_disk_bytes: file.min_free_disk_bytes,
         })
     }
 }

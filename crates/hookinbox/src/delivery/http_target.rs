@@ -15,21 +15,17 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use bytes::Bytes;
 use hookinbox_store::{LeasedDelivery, StoredEvent, UnsignedMetadata};
 use hookinbox_verify::SecretBytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 use hyper::{Request, StatusCode, Uri};
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::{Client, ResponseFuture};
-use hyper_util::rt::TokioExecutor;
 
 use super::destination::{AttemptResult, Destination};
 use super::retry_policy::AttemptOutcome;
 use super::tls::{self, TrustRoots};
 use crate::clock;
+use crate::http_client::HttpClient;
 
 /// Never read more than this of a target's response body (it is drained, not kept).
 const MAX_RESPONSE_BYTES: usize = 64 * 1024;
@@ -38,22 +34,8 @@ pub struct HttpTarget {
     url: Uri,
     timeout: Duration,
     signing_key: SecretBytes,
-    client: Transport,
-}
-
-/// The connection pool: plain for `http://` targets, TLS for `https://` ones.
-enum Transport {
-    Plain(Client<HttpConnector, Full<Bytes>>),
-    Tls(Client<HttpsConnector<HttpConnector>, Full<Bytes>>),
-}
-
-impl Transport {
-    fn request(&self, request: Request<Full<Bytes>>) -> ResponseFuture {
-        match self {
-            Transport::Plain(client) => client.request(request),
-            Transport::Tls(client) => client.request(request),
-        }
-    }
+    /// Plain for `http://` targets, TLS for `https://` ones.
+    client: HttpClient,
 }
 
 impl std::fmt::Debug for HttpTarget {
@@ -68,12 +50,11 @@ impl std::fmt::Debug for HttpTarget {
 impl HttpTarget {
     /// A target sending over plain TCP (`http://` URLs).
     pub fn new(url: Uri, timeout: Duration, signing_key: SecretBytes) -> HttpTarget {
-        let client = client_builder().build(tcp_connector(timeout));
         HttpTarget {
             url,
             timeout,
             signing_key,
-            client: Transport::Plain(client),
+            client: HttpClient::plain(timeout),
         }
     }
 
@@ -85,19 +66,11 @@ impl HttpTarget {
         signing_key: SecretBytes,
         roots: TrustRoots,
     ) -> Result<HttpTarget, rustls::Error> {
-        let mut tcp = tcp_connector(timeout);
-        // The TLS layer, not the TCP one, decides which schemes pass.
-        tcp.enforce_http(false);
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(roots.client_config()?)
-            .https_only()
-            .enable_http1()
-            .wrap_connector(tcp);
         Ok(HttpTarget {
             url,
             timeout,
             signing_key,
-            client: Transport::Tls(client_builder().build(connector)),
+            client: HttpClient::tls(timeout, roots)?,
         })
     }
 
@@ -189,19 +162,6 @@ pub(super) fn unsigned_header(unsigned: &UnsignedMetadata) -> Option<String> {
         .map(|name| name.replace('_', "-"))
         .collect();
     (!names.is_empty()).then(|| names.join(", "))
-}
-
-fn tcp_connector(timeout: Duration) -> HttpConnector {
-    let mut connector = HttpConnector::new();
-    connector.set_nodelay(true);
-    connector.set_connect_timeout(Some(timeout));
-    connector
-}
-
-fn client_builder() -> hyper_util::client::legacy::Builder {
-    let mut builder = Client::builder(TokioExecutor::new());
-    builder.pool_idle_timeout(Duration::from_secs(30));
-    builder
 }
 
 /// Maps a target's answer to an attempt outcome. 2xx: delivered. 408, 409,

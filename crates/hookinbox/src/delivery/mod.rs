@@ -5,6 +5,7 @@
 pub mod destination;
 pub mod handler_target;
 pub mod http_target;
+pub mod liveness;
 pub mod nats_target;
 pub mod rescuer;
 pub mod retry_policy;
@@ -25,6 +26,7 @@ use crate::error::Error;
 use crate::storage::OpenedStore;
 use destination::Destination;
 pub use handler_target::HandlerRegistry;
+use liveness::Liveness;
 use target::Sender;
 use worker::WorkerContext;
 
@@ -32,13 +34,14 @@ use worker::WorkerContext;
 /// `shutdown` turns true. Every `handler` target must have a handler in
 /// `handlers` for the backend of `handler_store`, and runs it in that
 /// store's transactions: the configured store (`None` when the embedder
-/// gave a store of its own).
+/// gave a store of its own). Each task beats in `liveness` (`/readyz`).
 pub fn spawn(
     store: Arc<dyn Store>,
     handler_store: Option<&OpenedStore>,
     endpoints: &Endpoints,
     settings: &config::Delivery,
     handlers: &HandlerRegistry,
+    liveness: &Liveness,
     shutdown: watch::Receiver<bool>,
 ) -> Result<JoinSet<()>, Error> {
     let mut bound = Vec::new();
@@ -72,13 +75,24 @@ pub fn spawn(
     };
     let mut tasks = JoinSet::new();
     for (target, destination) in bound {
+        let heartbeat = liveness.register(
+            format!("worker {}/{}", target.endpoint_id, target.name),
+            target.lease.max(settings.poll_interval),
+        );
         tasks.spawn(worker::run(
             context.clone(),
             target,
             destination,
+            heartbeat,
             shutdown.clone(),
         ));
     }
-    tasks.spawn(rescuer::run(store, settings.rescue_interval, shutdown));
+    let heartbeat = liveness.register("lease rescuer", settings.rescue_interval);
+    tasks.spawn(rescuer::run(
+        store,
+        settings.rescue_interval,
+        heartbeat,
+        shutdown,
+    ));
     Ok(tasks)
 }

@@ -7,10 +7,17 @@ use std::time::Duration;
 use hookinbox_store::Store;
 use tokio::sync::watch;
 
+use super::liveness::Heartbeat;
 use crate::clock;
 
-pub async fn run(store: Arc<dyn Store>, interval: Duration, mut shutdown: watch::Receiver<bool>) {
+pub async fn run(
+    store: Arc<dyn Store>,
+    interval: Duration,
+    heartbeat: Heartbeat,
+    mut shutdown: watch::Receiver<bool>,
+) {
     loop {
+        heartbeat.beat();
         match store.reclaim_expired(clock::unix_millis()).await {
             Ok(0) => {}
             Ok(reclaimed) => crate::telemetry::LeasesReclaimed(reclaimed).emit(),
@@ -18,7 +25,7 @@ pub async fn run(store: Arc<dyn Store>, interval: Duration, mut shutdown: watch:
         }
         tokio::select! {
             () = tokio::time::sleep(interval) => {}
-            _ = shutdown.changed() => return,
+            _ = shutdown.changed() => return heartbeat.stopping(),
         }
     }
 }

@@ -17,12 +17,13 @@ use rand::Rng;
 use tokio::sync::{watch, Semaphore};
 
 use super::destination::{AttemptResult, Destination};
+use super::liveness::Heartbeat;
 use super::retry_policy::AttemptOutcome;
 use super::settler;
 use super::target::Target;
 use crate::clock;
 use crate::failpoint::Failpoint;
-use crate::telemetry::DeliveryOutcome;
+use crate::telemetry::{DeliveredEndToEnd, DeliveryOutcome};
 
 /// What every worker of a process shares.
 #[derive(Clone)]
@@ -37,16 +38,19 @@ pub struct WorkerContext {
 /// Runs until `shutdown` turns true; then stops leasing, lets in-flight
 /// attempts finish and waits until their outcomes are recorded. Each
 /// attempt goes to `destination`, the target's kind made ready (a handler
-/// target's handler already bound to its store).
+/// target's handler already bound to its store). `heartbeat` beats at
+/// every turn of the loop (`/readyz`'s `workers`).
 pub async fn run(
     context: WorkerContext,
     target: Arc<Target>,
     destination: Arc<dyn Destination>,
+    heartbeat: Heartbeat,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let slots = Arc::new(Semaphore::new(target.concurrency));
     let (settlements, settler) = settler::spawn(Arc::clone(&context.store), Arc::clone(&target));
     loop {
+        heartbeat.beat();
         if *shutdown.borrow() {
             break;
         }
@@ -102,6 +106,7 @@ pub async fn run(
             });
         }
     }
+    heartbeat.stopping();
     // Wait for in-flight attempts (every permit back), then for the settler
     // to record what they queued.
     let _ = slots.acquire_many(target.concurrency as u32).await;
@@ -141,9 +146,14 @@ async fn attempt(
     lease: LeasedDelivery,
 ) -> Option<SettleRequest> {
     let started = std::time::Instant::now();
+    // When the event arrived, once it is read: for the end-to-end latency.
+    let mut received_at_ms = None;
     let send = async {
         let event = match context.store.load_event(&lease.inbox_id).await {
-            Ok(Some(event)) => event,
+            Ok(Some(event)) => {
+                received_at_ms = Some(event.received_at_ms);
+                event
+            }
             Ok(None) => {
                 return AttemptOutcome::Permanent {
                     error: "the event is missing from the inbox".into(),
@@ -181,13 +191,15 @@ async fn attempt(
     let outcome = match outcome {
         AttemptResult::ToSettle(outcome) => outcome,
         AttemptResult::Committed => {
+            let now_ms = clock::unix_millis();
             DeliveryOutcome {
                 lease: &lease,
                 settlement: &Settlement::Delivered,
-                now_ms: clock::unix_millis(),
+                now_ms,
                 elapsed: started.elapsed(),
             }
             .emit();
+            delivered_end_to_end(&lease, received_at_ms, now_ms);
             return None;
         }
         AttemptResult::LeaseLost => {
@@ -215,9 +227,25 @@ async fn attempt(
         elapsed: started.elapsed(),
     }
     .emit();
+    if settlement == Settlement::Delivered {
+        delivered_end_to_end(&lease, received_at_ms, now_ms);
+    }
     Some(SettleRequest {
         lease,
         settlement,
         now_ms,
     })
+}
+
+/// Records the receive-to-delivered latency of a delivered attempt.
+fn delivered_end_to_end(lease: &LeasedDelivery, received_at_ms: Option<i64>, now_ms: i64) {
+    if let Some(received_at_ms) = received_at_ms {
+        DeliveredEndToEnd {
+            endpoint: &lease.endpoint_id,
+            target: &lease.target,
+            received_at_ms,
+            delivered_at_ms: now_ms,
+        }
+        .emit();
+    }
 }

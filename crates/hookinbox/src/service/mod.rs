@@ -22,16 +22,20 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use crate::config::{self, Settings};
+use crate::admin::free_disk::DiskFloor;
+use crate::admin::Readiness;
+use crate::config::{self, Database, Settings};
+use crate::delivery::liveness::Liveness;
 use crate::delivery::{self, HandlerRegistry};
 use crate::endpoint::Endpoints;
 use crate::error::Error;
 use crate::key_reload::KeyReloader;
+use crate::reconcile::{self, Reconciler};
 use crate::reload::{self, Reloadable};
-use crate::retention;
 use crate::storage::{self, OpenedStore};
 use crate::tls_listener::TlsListener;
 use crate::{admin, server, telemetry};
+use crate::{metrics_sampler, retention};
 pub(crate) use components::Components;
 use public_listener::PublicListener;
 
@@ -180,28 +184,56 @@ impl Service {
             settings.clone(),
             endpoints.clone(),
         ));
+        // Read before the store opens: an API key that cannot be read stops
+        // start-up like any other secret.
+        let sources = reconcile::sources::Sources::build(&settings)?;
         let store = ServiceStore::open(store, &settings).await?;
         let metrics = telemetry::install();
+        telemetry::SecretVersionsInUse(&endpoints).emit();
+        telemetry::InitialSeries(&endpoints).emit();
         let (stop_background, stopping) = StopOnDrop::channel();
+        let liveness = Arc::new(Liveness::default());
         if let Some(admin_settings) = admin_settings {
+            let mut readiness = Readiness::new(store.shared(), Some(Arc::clone(&keys)));
+            if workers {
+                readiness = readiness.workers(Arc::clone(&liveness));
+            }
+            if let (ServiceStore::Configured(_), Database::Sqlite { path }) =
+                (&store, &settings.storage.database)
+            {
+                readiness = readiness.disk_floor(DiskFloor::for_database(
+                    path,
+                    settings.storage.min_free_disk_bytes,
+                ));
+            }
+            let readiness = Arc::new(readiness);
             let address = admin::spawn(
                 admin_settings,
                 metrics,
                 store.shared(),
+                Arc::clone(&readiness),
                 Some(Arc::clone(&keys)),
                 stopping.clone(),
             )
             .await?;
             tracing::info!(message = "Admin listener up.", address = %address);
+            // Their gauges are only read through the admin listener.
+            metrics_sampler::spawn(store.shared(), &settings, stopping.clone());
+            readiness.spawn_periodic(settings.metrics.sample_interval, stopping.clone());
         }
-        // Retention: only `serve` purges (see `retention`), and only the
-        // configured store.
+        // Retention and reconciliation: only `serve` runs them (see
+        // `retention`, `reconcile::task`), and only on the configured store.
         if let ServiceStore::Configured(opened) = &store {
             retention::spawn_purge_task(opened.clone(), &settings, stopping.clone());
+            if settings.reconcile.enabled {
+                let reconciler =
+                    Reconciler::new(opened.shared(), &settings, endpoints.clone(), sources);
+                reconcile::task::spawn(reconciler, settings.reconcile.interval, stopping.clone());
+            }
         }
         // Before the public port: a handler target without a handler stops start-up.
         let delivery = if workers {
-            Some(store.spawn_workers(&endpoints, &settings, &handlers, stopping)?)
+            Some(store.spawn_workers(&endpoints, &settings, &handlers, &liveness, stopping)?)
         } else {
             None
         };
@@ -256,7 +288,15 @@ impl Service {
         let endpoints = crate::endpoint::build_all(&self.settings)?;
         let store = ServiceStore::open(self.store, &self.settings).await?;
         let (stop, stopping) = StopOnDrop::channel();
-        let delivery = store.spawn_workers(&endpoints, &self.settings, &self.handlers, stopping)?;
+        // No admin listener reads it here; the workers beat all the same.
+        let liveness = Liveness::default();
+        let delivery = store.spawn_workers(
+            &endpoints,
+            &self.settings,
+            &self.handlers,
+            &liveness,
+            stopping,
+        )?;
         // `systemctl reload` must not stop the workers: nothing of theirs is
         // reloadable yet, but a SIGHUP is answered, not fatal.
         install_reload(None, None)?;
@@ -301,6 +341,7 @@ impl ServiceStore {
         endpoints: &Endpoints,
         settings: &Settings,
         handlers: &HandlerRegistry,
+        liveness: &Liveness,
         stopping: watch::Receiver<bool>,
     ) -> Result<JoinSet<()>, Error> {
         let handler_store = match self {
@@ -313,6 +354,7 @@ impl ServiceStore {
             endpoints,
             &settings.delivery,
             handlers,
+            liveness,
             stopping,
         )
     }

@@ -36,7 +36,9 @@ impl CommitTimedOut<'_> {
 
 /// A commit that failed (disk full, I/O error, commit queue full); the
 /// request was answered 503. Counted with the other refusals
-/// (`hookinbox_ingress_requests_total`, reason `unavailable`).
+/// (`hookinbox_ingress_requests_total`, reason `unavailable`); a full
+/// commit queue (the writer cannot keep up: the lock-contention signal) is
+/// also counted apart, `hookinbox_commit_queue_full_total{endpoint}`.
 pub struct CommitFailed<'a> {
     pub endpoint: &'a str,
     pub error: &'a StoreError,
@@ -44,6 +46,13 @@ pub struct CommitFailed<'a> {
 
 impl CommitFailed<'_> {
     pub fn emit(self, log: &RefusalLog) {
+        if matches!(self.error, StoreError::Overloaded) {
+            metrics::counter!(
+                "hookinbox_commit_queue_full_total",
+                "endpoint" => self.endpoint.to_owned()
+            )
+            .increment(1);
+        }
         if let Some(suppressed) = log.admit() {
             tracing::error!(
                 message = "Could not commit an event; answered 503.",
@@ -52,5 +61,16 @@ impl CommitFailed<'_> {
                 suppressed_since_last_line = suppressed
             );
         }
+    }
+}
+
+/// Writes waiting for a commit right now (`hookinbox_commit_queue_depth`),
+/// read from the store when `/metrics` is scraped: a queue's depth between
+/// two samples says little, so it is read at the moment Prometheus asks.
+pub struct CommitQueueDepth(pub usize);
+
+impl CommitQueueDepth {
+    pub fn emit(self) {
+        metrics::gauge!("hookinbox_commit_queue_depth").set(self.0 as f64);
     }
 }

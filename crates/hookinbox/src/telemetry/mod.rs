@@ -5,18 +5,32 @@
 //! (configured endpoint and target names, the closed set of reasons and
 //! outcomes).
 
+mod backlog_events;
+mod build_info;
 #[cfg(test)]
 mod captured_log;
 mod commit_events;
 mod delivery_events;
+mod end_to_end_events;
 mod ingress_events;
+mod initial_series;
 mod key_reload_events;
 mod purge_events;
+mod readiness_events;
+mod reconcile_events;
 mod recorder;
+mod secret_events;
 
-pub use commit_events::{CommitFailed, CommitTimedOut};
+pub use backlog_events::{BacklogSampled, InboxRowsCounted};
+pub use build_info::BuildInfo;
+pub use commit_events::{CommitFailed, CommitQueueDepth, CommitTimedOut};
 pub use delivery_events::{DeliveryOutcome, LeasesReclaimed};
+pub use end_to_end_events::DeliveredEndToEnd;
 pub use ingress_events::{AcceptedEvent, IngressOutcome, SecretVersionMatched};
+pub use initial_series::InitialSeries;
 pub use key_reload_events::SecretReloadFailed;
 pub use purge_events::Purged;
+pub use readiness_events::ReadinessChecked;
+pub use reconcile_events::{ReconcileCounts, ReconcileFailed, Reconciled};
 pub use recorder::{install, MetricsHandle};
+pub use secret_events::SecretVersionsInUse;

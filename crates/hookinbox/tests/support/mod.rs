@@ -59,7 +59,14 @@ impl Server {
         )
     }
 
-    fn start_full(dir: &Path, config_path: &Path, args: &[&str], envs: &[(&str, &str)]) -> Server {
+    /// Starts `serve` with extra arguments and environment variables
+    /// (`HOOKINBOX_FAILPOINT`, an API key a config names).
+    pub fn start_full(
+        dir: &Path,
+        config_path: &Path,
+        args: &[&str],
+        envs: &[(&str, &str)],
+    ) -> Server {
         Self::start_binary(
             Path::new(env!("CARGO_BIN_EXE_hookinbox")),
             dir,
@@ -222,6 +229,29 @@ pub fn serve_refused(config: &Path, env: &[(&str, &str)]) -> (Option<i32>, Strin
         out.status.code(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// `/readyz` of the admin listener at `admin` (no token): its status and
+/// the names in its `failing` list.
+pub async fn readyz(admin: SocketAddr) -> (u16, Vec<String>) {
+    let answer = send(
+        &client(),
+        "GET",
+        &format!("http://{admin}/readyz"),
+        &Signed {
+            headers: Vec::new(),
+            body: Default::default(),
+        },
+    )
+    .await
+    .expect("/readyz answers");
+    let failing = answer.json()["failing"]
+        .as_array()
+        .expect("a failing list")
+        .iter()
+        .map(|name| name.as_str().unwrap_or_default().to_owned())
+        .collect();
+    (answer.status, failing)
 }
 
 /// Sends SIGHUP to the server process (`kill -HUP`, as `systemctl reload`).
