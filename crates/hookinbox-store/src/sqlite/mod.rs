@@ -10,9 +10,12 @@ mod checkpointer;
 mod commit_stall;
 mod group_commit;
 mod outbox;
+mod overview;
 mod payload_log;
 mod private_files;
 mod purge;
+#[cfg(test)]
+mod query_plans;
 mod reader;
 mod rewrap;
 mod schema;
