@@ -71,6 +71,16 @@ pub struct EventPage {
 }
 
 impl EventPage {
+    /// [`EventPage::next_cursor`], typed: the filter's `cursor` for the
+    /// next page.
+    pub fn next_page(&self) -> Option<EventCursor> {
+        self.next_cursor.as_ref()?;
+        self.events.last().map(|event| EventCursor {
+            received_at_ms: event.received_at_ms,
+            id: event.id.clone(),
+        })
+    }
+
     /// A page of `events` read with `limit + 1` rows asked for: the extra
     /// row, when present, only says that another page exists.
     pub(crate) fn from_rows(mut events: Vec<EventSummary>, page_size: usize) -> EventPage {

@@ -199,6 +199,13 @@ impl SqliteStore {
     pub fn reader(&self) -> &Arc<SqliteReader> {
         &self.reader
     }
+
+    /// A reader on a connection of its own, with this store's keys: for
+    /// operator pages, whose reads must not queue behind (or hold up) the
+    /// ones the delivery workers make on [`SqliteStore::reader`].
+    pub fn open_reader(&self) -> Result<SqliteReader, StoreError> {
+        SqliteReader::open_with_keys(self.reader.path(), self.keys.clone())
+    }
 }
 
 impl SqliteStore {
