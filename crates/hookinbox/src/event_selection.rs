@@ -74,6 +74,9 @@ pub struct EventSelection {
     pub before: Option<String>,
 }
 
+/// The fields' names, as requests spell them.
+const FIELDS: &[&str] = &["status", "endpoint", "type", "event_id", "since", "before"];
+
 /// The statuses a selection may name.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -117,6 +120,20 @@ impl EventSelection {
             .transpose()
     }
 
+    /// Deserializes a selection that names only known fields (a JSON
+    /// body). Not `deny_unknown_fields` on the struct: a query string holds
+    /// the page's fields beside it.
+    pub fn deserialize_strict<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<EventSelection, D::Error> {
+        use serde::de::Error;
+        let fields = serde_json::Map::<String, serde_json::Value>::deserialize(deserializer)?;
+        if let Some(unknown) = fields.keys().find(|key| !FIELDS.contains(&key.as_str())) {
+            return Err(D::Error::unknown_field(unknown, FIELDS));
+        }
+        serde_json::from_value(serde_json::Value::Object(fields)).map_err(D::Error::custom)
+    }
+
     /// No filter at all: every event.
     pub fn is_empty(&self) -> bool {
         *self == EventSelection::default()
@@ -126,20 +143,27 @@ impl EventSelection {
     /// for links that keep it.
     pub fn query_string(&self) -> String {
         let mut query = form_urlencoded::Serializer::new(String::new());
-        let fields = [
-            ("status", &self.status),
-            ("endpoint", &self.endpoint),
-            ("type", &self.event_type),
-            ("event_id", &self.event_id),
-            ("since", &self.since),
-            ("before", &self.before),
-        ];
-        for (name, value) in fields {
-            if let Some(value) = value {
-                query.append_pair(name, value);
-            }
+        for (name, value) in self.fields() {
+            query.append_pair(name, value);
         }
         query.finish()
+    }
+
+    /// The filters given, by name, in [`FIELDS`] order.
+    pub fn fields(&self) -> Vec<(&'static str, &str)> {
+        let values = [
+            &self.status,
+            &self.endpoint,
+            &self.event_type,
+            &self.event_id,
+            &self.since,
+            &self.before,
+        ];
+        FIELDS
+            .iter()
+            .zip(values)
+            .filter_map(|(name, value)| value.as_deref().map(|value| (*name, value)))
+            .collect()
     }
 }
 

@@ -13,6 +13,8 @@ pub mod api;
 pub mod dashboard;
 pub mod host_allowlist;
 pub mod keys;
+#[cfg(test)]
+mod operator_tests;
 pub mod readiness;
 pub mod token;
 

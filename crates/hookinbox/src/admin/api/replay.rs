@@ -76,6 +76,9 @@ pub async fn replay_one(
 pub struct ReplayRequest {
     /// The events to replay, as `GET /admin/events` selects them; at least
     /// one filter (to replay every event, give a time range that holds them).
+    /// A field this API does not know is refused, not ignored: a misspelt
+    /// filter must not widen a replay.
+    #[serde(deserialize_with = "EventSelection::deserialize_strict")]
     pub filter: EventSelection,
     /// Count the events and change nothing.
     #[serde(default)]

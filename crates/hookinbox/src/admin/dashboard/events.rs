@@ -59,7 +59,7 @@ pub async fn page(
                 a href={ "/ui/events?" (query) } { "First page" }
             }
             @if let Some(next) = &page.next_cursor {
-                a href={ "/ui/events?" (with_cursor(&query, next)) } { "Next page" }
+                a href={ "/ui/events?" (next_page(&query, next, paging.limit)) } { "Next page" }
             }
         }
     };
@@ -71,8 +71,12 @@ pub async fn page(
     )))
 }
 
-fn with_cursor(query: &str, cursor: &str) -> String {
+/// The next page's query: the same filters and size, from `cursor`.
+fn next_page(query: &str, cursor: &str, limit: Option<u32>) -> String {
     let mut out = form_urlencoded::Serializer::new(query.to_owned());
+    if let Some(limit) = limit.filter(|limit| *limit != PAGE) {
+        out.append_pair("limit", &limit.to_string());
+    }
     out.append_pair("cursor", cursor);
     out.finish()
 }

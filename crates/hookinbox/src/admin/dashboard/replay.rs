@@ -29,14 +29,6 @@ pub async fn confirm(
     ApiQuery(selection): ApiQuery<EventSelection>,
 ) -> Result<Html<String>, PageError> {
     let dry = replay_run(&dashboard.operator, &selection, true).await?;
-    let fields = [
-        ("status", &selection.status),
-        ("endpoint", &selection.endpoint),
-        ("type", &selection.event_type),
-        ("event_id", &selection.event_id),
-        ("since", &selection.since),
-        ("before", &selection.before),
-    ];
     let body = html! {
         p {
             (dry.matched) " event(s) match "
@@ -49,10 +41,8 @@ pub async fn confirm(
                 @if let Some(session) = visitor.session() {
                     input type="hidden" name="csrf" value=(session.csrf);
                 }
-                @for (name, value) in fields {
-                    @if let Some(value) = value {
-                        input type="hidden" name=(name) value=(value);
-                    }
+                @for (name, value) in selection.fields() {
+                    input type="hidden" name=(name) value=(value);
                 }
                 button.danger type="submit" { "Replay " (dry.matched) " event(s)" }
                 " "
