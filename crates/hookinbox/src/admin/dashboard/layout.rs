@@ -25,6 +25,7 @@ pub fn page(title: &str, section: Section, session: Option<&Session>, body: Mark
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " · hookinbox" }
                 link rel="stylesheet" href="/ui/style.css";
+                link rel="icon" href="/ui/favicon.svg" type="image/svg+xml";
             }
             body {
                 header {

@@ -15,7 +15,7 @@
 //!   CSRF token, checked by the handler ([`Visitor::check_csrf`]); a
 //!   request with a foreign `Origin` is refused before that.
 //! - **Headers**: a CSP without inline scripts or styles (`default-src
-//!   'none'`), no framing, no sniffing, no referrer, and `no-store` on
+//!   'none'`), no framing, no sniffing, no referrer to other sites, and `no-store` on
 //!   every page (they hold event data).
 
 mod endpoints;
@@ -103,6 +103,7 @@ pub fn router(dashboard: Dashboard) -> Router {
         .route("/", get(|| async { Redirect::to(PREFIX) }))
         .route("/ui/login", get(login::form).post(login::sign_in))
         .route("/ui/style.css", get(stylesheet))
+        .route("/ui/favicon.svg", get(favicon))
         .merge(signed_in)
         .layer(middleware::from_fn(security_headers))
         .with_state(dashboard)
@@ -159,7 +160,7 @@ fn same_origin(request: &Request) -> bool {
 
 /// The headers of every dashboard answer.
 async fn security_headers(request: Request, next: Next) -> Response {
-    let stylesheet = request.uri().path() == "/ui/style.css";
+    let stylesheet = matches!(request.uri().path(), "/ui/style.css" | "/ui/favicon.svg");
     let mut response = next.run(request).await;
     let headers = response.headers_mut();
     let set = [
@@ -170,7 +171,9 @@ async fn security_headers(request: Request, next: Next) -> Response {
         ),
         (header::X_FRAME_OPTIONS, "DENY"),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        (header::REFERRER_POLICY, "no-referrer"),
+        // Not `no-referrer`: with it a browser sends `Origin: null` on
+        // form posts, and the same-origin check needs the real one.
+        (header::REFERRER_POLICY, "same-origin"),
         (
             header::CACHE_CONTROL,
             if stylesheet {
@@ -184,6 +187,16 @@ async fn security_headers(request: Request, next: Next) -> Response {
         headers.insert(name, HeaderValue::from_static(value));
     }
     response
+}
+
+/// The icon, so that a browser does not ask for `/favicon.ico` (behind
+/// the token, so a 401 in its console).
+async fn favicon() -> Response {
+    (
+        [(header::CONTENT_TYPE, "image/svg+xml")],
+        include_str!("favicon.svg"),
+    )
+        .into_response()
 }
 
 async fn stylesheet() -> Response {
