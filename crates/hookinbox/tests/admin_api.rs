@@ -16,11 +16,6 @@ use support::*;
 
 const TOKEN: &str = "admin-t0ken-for-api-tests";
 
-/// The `[admin]` table: a port of its own, the token.
-fn admin_table() -> String {
-    format!("[admin]\nlisten = \"127.0.0.1:0\"\ntoken = \"{TOKEN}\"\n")
-}
-
 /// A request to the admin API with the token; the answer's JSON.
 async fn api(client: &HttpClient, method: &str, url: &str, body: Option<Value>) -> (u16, Value) {
     let mut request = hyper::Request::builder()
@@ -85,8 +80,13 @@ async fn list_while_arriving(
 
 /// Fails one event against a sink answering 500, checks a dry run changes
 /// nothing, replays it through the API with the sink answering 200, and
-/// waits until the API shows it PROCESSED.
-async fn replay_through_the_api(client: &HttpClient, server: &Server, admin: &str, sink: &Sink) {
+/// waits until the API shows it PROCESSED; its inbox id.
+async fn replay_through_the_api(
+    client: &HttpClient,
+    server: &Server,
+    admin: &str,
+    sink: &Sink,
+) -> String {
     let id = accepted(client, server, "doomed").await;
     let event_url = format!("http://{admin}/admin/events/{id}");
     let status = || async { api(client, "GET", &event_url, None).await.1["status"].clone() };
@@ -153,6 +153,22 @@ async fn replay_through_the_api(client: &HttpClient, server: &Server, admin: &st
         deliveries,
         vec![(0, "DEAD".into()), (1, "DELIVERED".into())]
     );
+    id
+}
+
+/// A dashboard page, with the bearer token (no session, as a script reads it).
+async fn page(client: &HttpClient, url: &str) -> (u16, String) {
+    let request = hyper::Request::get(url)
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .body(Full::default())
+        .unwrap();
+    let response = client.request(request).await.unwrap();
+    let status = response.status().as_u16();
+    let body = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
 }
 
 /// Polls an async condition until it holds or `timeout` passes.
@@ -194,7 +210,7 @@ async fn pages_hold_still(server: &Server, admin: &str, count: usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_sqlite_pages_hold_still_while_events_arrive() {
     let dir = tempfile::tempdir().unwrap();
-    let config = TestConfig::new(&dir.path().join("inbox.db")).extra(&admin_table());
+    let config = TestConfig::new(&dir.path().join("inbox.db")).extra(&admin_table(TOKEN));
     let server = Server::start(dir.path(), &config.to_string());
     let admin = server.admin_address().await.to_string();
     pages_hold_still(&server, &admin, 20).await;
@@ -207,7 +223,7 @@ async fn on_sqlite_a_failed_event_is_replayed_through_the_api() {
     let dir = tempfile::tempdir().unwrap();
     let config = TestConfig::new(&dir.path().join("inbox.db"))
         .http_target(&sink.url(), "max_attempts = 2")
-        .extra(&admin_table());
+        .extra(&admin_table(TOKEN));
     let server = Server::start(dir.path(), &config.to_string());
     let admin = server.admin_address().await.to_string();
     replay_through_the_api(&client(), &server, &admin, &sink).await;
@@ -222,11 +238,25 @@ async fn on_postgres_pages_hold_still_and_a_failed_event_is_replayed_through_the
     let config = schema.config(
         TestConfig::new(&dir.path().join("unused.db"))
             .http_target(&sink.url(), "max_attempts = 2")
-            .extra(&admin_table()),
+            .extra(&admin_table(TOKEN)),
     );
     let server = Server::start(dir.path(), &config.to_string());
     let admin = server.admin_address().await.to_string();
-    replay_through_the_api(&client(), &server, &admin, &sink).await;
+    let replayed = replay_through_the_api(&client(), &server, &admin, &sink).await;
+    // The dashboard reads the same PostgreSQL store.
+    for (path, shows) in [
+        ("/ui".to_owned(), "href=\"/ui/endpoints/lab\"".to_owned()),
+        (
+            "/ui/events?status=processed&event_id=doomed".to_owned(),
+            replayed.clone(),
+        ),
+        (format!("/ui/events/{replayed}"), "DELIVERED".to_owned()),
+        ("/ui/endpoints/lab".to_owned(), "doomed".to_owned()),
+    ] {
+        let (status, body) = page(&client(), &format!("http://{admin}{path}")).await;
+        assert_eq!(status, 200, "{path}: {body}");
+        assert!(body.contains(&shows), "{path} shows {shows}: {body}");
+    }
     // The replayed event is the newest; twenty more before the paging.
     let client = client();
     let mut ids = Vec::new();

@@ -42,9 +42,7 @@ async fn schemathesis_finds_no_server_error_in_the_admin_api() {
     let dir = tempfile::tempdir().unwrap();
     let config = TestConfig::new(&dir.path().join("inbox.db"))
         .http_target(&sink.url(), "max_attempts = 2")
-        .extra(&format!(
-            "[admin]\nlisten = \"127.0.0.1:0\"\ntoken = \"{TOKEN}\"\n"
-        ));
+        .extra(&admin_table(TOKEN));
     let server = Server::start(dir.path(), &config.to_string());
     let admin = server.admin_address().await;
     let client = client();

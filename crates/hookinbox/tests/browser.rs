@@ -56,9 +56,7 @@ async fn an_operator_replays_a_failed_event_from_the_dashboard() {
     let dir = tempfile::tempdir().unwrap();
     let config = TestConfig::new(&dir.path().join("inbox.db"))
         .http_target(&sink.url(), "max_attempts = 2")
-        .extra(&format!(
-            "[admin]\nlisten = \"127.0.0.1:0\"\ntoken = \"{TOKEN}\"\n"
-        ));
+        .extra(&admin_table(TOKEN));
     let server = Server::start(dir.path(), &config.to_string());
     let admin = server.admin_address().await;
     let client = client();

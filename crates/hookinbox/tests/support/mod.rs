@@ -220,6 +220,11 @@ pub fn serve_refused(config: &Path, env: &[(&str, &str)]) -> (Option<i32>, Strin
     )
 }
 
+/// An `[admin]` table: a listener on a port of its own, with `token`.
+pub fn admin_table(token: &str) -> String {
+    format!("[admin]\nlisten = \"127.0.0.1:0\"\ntoken = \"{token}\"\n")
+}
+
 /// Sends SIGHUP to the server process (`kill -HUP`, as `systemctl reload`).
 pub fn sighup(server: &Server) {
     let status = std::process::Command::new("kill")

@@ -9,7 +9,8 @@ use axum::Extension;
 use hookinbox_store::EventFilter;
 use maud::html;
 
-use super::layout::{self, ago, count, status, utc, Section};
+use super::event_table::event_table;
+use super::layout::{self, ago, count, utc, Section};
 use super::{render, Dashboard, PageError, Visitor};
 use crate::admin::api::{overview_of, ApiPath};
 use crate::clock;
@@ -168,23 +169,7 @@ pub async fn page(
         @if recent.is_empty() {
             p { "No events yet." }
         } @else {
-            table {
-                caption { "The " (RECENT) " newest events of this endpoint" }
-                thead { tr {
-                    th scope="col" { "Received" } th scope="col" { "Type" }
-                    th scope="col" { "Provider event id" } th scope="col" { "Status" }
-                } }
-                tbody {
-                    @for event in &recent {
-                        tr {
-                            td { (utc(event.received_at_ms)) }
-                            td { (event.event_type.as_deref().unwrap_or("")) }
-                            td { a href={ "/ui/events/" (event.id) } { (event.provider_event_id) } }
-                            td { (status(&event.status)) }
-                        }
-                    }
-                }
-            }
+            (event_table(&format!("The {RECENT} newest events of this endpoint"), &recent, false))
             p { a href={ "/ui/events?" (all_events) } { "All events of this endpoint" } }
         }
     };

@@ -6,7 +6,8 @@ use axum::response::Html;
 use axum::Extension;
 use maud::{html, Markup};
 
-use super::layout::{self, status, utc, Section};
+use super::event_table::event_table;
+use super::layout::{self, Section};
 use super::{render, Dashboard, PageError, Visitor};
 use crate::admin::api::{ApiQuery, PageParams};
 use crate::event_selection::EventSelection;
@@ -34,25 +35,7 @@ pub async fn page(
         @if page.events.is_empty() {
             p { "No events." }
         } @else {
-            table {
-                caption { "Events, newest first" }
-                thead { tr {
-                    th scope="col" { "Received" } th scope="col" { "Endpoint" }
-                    th scope="col" { "Type" } th scope="col" { "Provider event id" }
-                    th scope="col" { "Status" }
-                } }
-                tbody {
-                    @for event in &page.events {
-                        tr {
-                            td { (utc(event.received_at_ms)) }
-                            td { (event.endpoint_id) }
-                            td { (event.event_type.as_deref().unwrap_or("")) }
-                            td { a href={ "/ui/events/" (event.id) } { (event.provider_event_id) } }
-                            td { (status(&event.status)) }
-                        }
-                    }
-                }
-            }
+            (event_table("Events, newest first", &page.events, true))
         }
         nav.pager aria-label="Pages" {
             @if paging.cursor.is_some() {

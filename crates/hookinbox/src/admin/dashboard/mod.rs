@@ -20,6 +20,7 @@
 
 mod endpoints;
 mod event;
+mod event_table;
 mod events;
 mod layout;
 mod login;

@@ -8,7 +8,8 @@ use axum::Extension;
 use hookinbox_store::{EventFilter, InboxStatus};
 use maud::html;
 
-use super::layout::{self, ago, count, status, utc, Section};
+use super::event_table::event_table;
+use super::layout::{self, ago, count, utc, Section};
 use super::{render, Dashboard, PageError, Visitor};
 use crate::admin::api::overview_of;
 use crate::event_selection::EventSelection;
@@ -70,25 +71,7 @@ pub async fn page(
         @if failures.is_empty() {
             p { "No failed events." }
         } @else {
-            table {
-                caption { "The " (RECENT_FAILURES) " newest events whose delivery failed" }
-                thead { tr {
-                    th scope="col" { "Received" } th scope="col" { "Endpoint" }
-                    th scope="col" { "Type" } th scope="col" { "Provider event id" }
-                    th scope="col" { "Status" }
-                } }
-                tbody {
-                    @for event in &failures {
-                        tr {
-                            td { (utc(event.received_at_ms)) }
-                            td { (event.endpoint_id) }
-                            td { (event.event_type.as_deref().unwrap_or("")) }
-                            td { a href={ "/ui/events/" (event.id) } { (event.provider_event_id) } }
-                            td { (status(&event.status)) }
-                        }
-                    }
-                }
-            }
+            (event_table(&format!("The {RECENT_FAILURES} newest events whose delivery failed"), &failures, true))
             p { a href="/ui/events?status=failed" { "All failed events" } }
         }
         h2 { "Endpoints, last 24 hours" }
