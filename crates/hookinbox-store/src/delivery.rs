@@ -108,4 +108,11 @@ pub enum ReplaySelector {
     Failed {
         since_ms: Option<i64>,
     },
+    /// These events, in one transaction: a page of a filtered replay
+    /// (the admin API, `events replay` with filters). Ids that name no
+    /// event, or an event with a delivery in flight, are left out of the
+    /// answer.
+    Ids {
+        inbox_ids: Vec<String>,
+    },
 }

@@ -1,9 +1,10 @@
-//! What operators see of events (`hookinbox events list|show`).
+//! What operators see of events (`hookinbox events list|show`, the admin
+//! API and the dashboard).
 
 use serde::Serialize;
 
-/// Which events to list, newest first. Every filter is optional; they
-/// combine with AND.
+/// Which events to list, newest first (by receipt time, then inbox id).
+/// Every filter is optional; they combine with AND.
 #[derive(Debug, Clone, Default)]
 pub struct EventFilter {
     pub status: Option<crate::InboxStatus>,
@@ -14,11 +15,10 @@ pub struct EventFilter {
     pub received_from_ms: Option<i64>,
     /// Received before this instant (exclusive), unix milliseconds.
     pub received_before_ms: Option<i64>,
-    /// The cursor of the page to continue from: [`EventPage::next_cursor`]
-    /// of the previous page. Inbox ids are UUIDv7 (time-ordered), so the
-    /// cursor is the last id listed and the next page holds smaller ids: a
-    /// page stays stable while new events arrive.
-    pub cursor: Option<String>,
+    /// Where the page continues from: [`EventPage::next_cursor`] of the
+    /// previous page, parsed. The next page holds only events listed after
+    /// the cursor's (older), so pages stay stable while new events arrive.
+    pub cursor: Option<EventCursor>,
     /// Most events in one page; 0 means 100.
     pub limit: usize,
 }
@@ -34,22 +34,66 @@ impl EventFilter {
     }
 }
 
+/// A position in the list: the last event of a page, by the two keys the
+/// list is ordered by. Written as `{received_at_ms}.{inbox id}`, which is
+/// what clients pass back; anything else does not parse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventCursor {
+    pub received_at_ms: i64,
+    pub id: String,
+}
+
+impl EventCursor {
+    /// Parses the text [`std::fmt::Display`] writes; `None` for anything else.
+    pub fn parse(text: &str) -> Option<EventCursor> {
+        let (received, id) = text.split_once('.')?;
+        let received_at_ms = received.parse().ok()?;
+        // Inbox ids are UUIDs: refuse other text rather than compare with it.
+        let id = uuid::Uuid::try_parse(id).ok()?.hyphenated().to_string();
+        Some(EventCursor { received_at_ms, id })
+    }
+}
+
+impl std::fmt::Display for EventCursor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.received_at_ms, self.id)
+    }
+}
+
 /// One page of `events list`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EventPage {
     pub events: Vec<EventSummary>,
-    /// Where the next page starts; `None` when this page is the last.
+    /// Where the next page starts (pass it as `cursor`); `None` when this
+    /// page is the last.
     pub next_cursor: Option<String>,
 }
 
 impl EventPage {
+    /// [`EventPage::next_cursor`], typed: the filter's `cursor` for the
+    /// next page.
+    pub fn next_page(&self) -> Option<EventCursor> {
+        self.next_cursor.as_ref()?;
+        self.events.last().map(|event| EventCursor {
+            received_at_ms: event.received_at_ms,
+            id: event.id.clone(),
+        })
+    }
+
     /// A page of `events` read with `limit + 1` rows asked for: the extra
     /// row, when present, only says that another page exists.
     pub(crate) fn from_rows(mut events: Vec<EventSummary>, page_size: usize) -> EventPage {
         let more = events.len() > page_size;
         events.truncate(page_size);
         let next_cursor = if more {
-            events.last().map(|event| event.id.clone())
+            events.last().map(|event| {
+                EventCursor {
+                    received_at_ms: event.received_at_ms,
+                    id: event.id.clone(),
+                }
+                .to_string()
+            })
         } else {
             None
         };
@@ -62,6 +106,7 @@ impl EventPage {
 
 /// One line of `events list`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EventSummary {
     pub id: String,
     pub endpoint_id: String,
@@ -74,6 +119,7 @@ pub struct EventSummary {
 
 /// `events show`: metadata, deliveries and attempts; the payload only on request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EventDetail {
     #[serde(flatten)]
     pub summary: EventSummary,
@@ -92,7 +138,9 @@ pub struct EventDetail {
     pub deliveries: Vec<DeliveryView>,
 }
 
+/// One delivery of an event to one target (one row per replay generation).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DeliveryView {
     pub id: i64,
     pub target: String,
@@ -100,15 +148,47 @@ pub struct DeliveryView {
     pub status: String,
     pub attempts: i64,
     pub next_attempt_at_ms: i64,
+    /// Masked when it was written: a status code, a timeout, a TLS
+    /// failure; never a URL, a response body or a secret.
     pub last_error: Option<String>,
     pub delivered_at_ms: Option<i64>,
     pub attempt_log: Vec<AttemptView>,
 }
 
+/// One attempt of a delivery.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AttemptView {
     pub attempt: i64,
     pub finished_at_ms: i64,
+    /// DELIVERED, PENDING (will be retried) or DEAD.
     pub outcome: String,
+    /// Masked, as `DeliveryView::last_error`.
     pub error: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cursor_reads_back_what_it_writes_and_nothing_else() {
+        let cursor = EventCursor {
+            received_at_ms: 1_764_559_329_123,
+            id: "0193f1c2-7a4e-7000-8000-000000000001".into(),
+        };
+        let text = cursor.to_string();
+        assert_eq!(text, "1764559329123.0193f1c2-7a4e-7000-8000-000000000001");
+        assert_eq!(EventCursor::parse(&text), Some(cursor));
+        for bad in [
+            "",
+            "1764559329123",
+            "x.0193f1c2-7a4e-7000-8000-000000000001",
+            "1764559329123.not-a-uuid",
+            "1764559329123.0193f1c2-7a4e-7000-8000-000000000001.1",
+            "99999999999999999999.0193f1c2-7a4e-7000-8000-000000000001",
+        ] {
+            assert_eq!(EventCursor::parse(bad), None, "{bad}");
+        }
+    }
 }

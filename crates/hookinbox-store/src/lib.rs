@@ -22,9 +22,11 @@ pub mod delivery_wakeups;
 pub mod drift;
 pub mod encryption_keys;
 pub mod error;
+mod event_query;
 pub mod event_view;
 pub mod handler;
 pub mod inbox;
+pub mod overview;
 pub mod postgres;
 mod prepared_event;
 pub mod retention;
@@ -45,10 +47,13 @@ pub use drift::{Drift, DriftQuery, DriftRepair, MissingDelivery, Repaired};
 pub use encryption_keys::{EncryptionKeys, EncryptionKeysError};
 pub use error::{BoxError, StoreError};
 pub use event_view::{
-    AttemptView, DeliveryView, EventDetail, EventFilter, EventPage, EventSummary,
+    AttemptView, DeliveryView, EventCursor, EventDetail, EventFilter, EventPage, EventSummary,
 };
 pub use handler::{HandledEvent, HandlerDelivery, HandlerError, PostgresHandler, SqliteHandler};
 pub use inbox::{AcceptOutcome, Fingerprint, InboxStatus, NewEvent, StoredEvent, UnsignedMetadata};
+pub use overview::{
+    CappedCount, EndpointOverview, Overview, OverviewQuery, TargetOverview, OVERVIEW_COUNT_CAP,
+};
 pub use postgres::{PostgresOptions, PostgresReader, PostgresStore, PostgresUrl};
 pub use retention::{PurgeCounts, PurgeProgress, RetentionPolicy};
 pub use rewrap_progress::RewrapProgress;

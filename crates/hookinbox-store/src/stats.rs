@@ -6,6 +6,7 @@ use serde::Serialize;
 
 /// Inbox rows by endpoint and status.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Stats {
     pub total: u64,
     /// status → count, over all endpoints.
@@ -19,6 +20,7 @@ pub struct Stats {
 
 /// What an embedded store occupies on disk.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DiskUsage {
     /// The database file with its WAL.
     pub database_bytes: u64,

@@ -7,7 +7,7 @@
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use crate::{EventDetail, EventFilter, EventPage, Stats, StoreError};
+use crate::{EventDetail, EventFilter, EventPage, Overview, OverviewQuery, Stats, StoreError};
 
 /// Reads for operators. Every implementation passes the same conformance
 /// tests (`tests/conformance.rs`).
@@ -36,6 +36,11 @@ pub trait StoreReads: Send + Sync + 'static {
     /// Inbox rows by endpoint and status (and bytes on disk where the
     /// backend can tell).
     async fn stats(&self) -> Result<Stats, StoreError>;
+
+    /// The dashboard's overview: arrivals, backlog and failures of the
+    /// endpoints and targets asked for, each count bounded (see
+    /// [`crate::overview`]).
+    async fn overview(&self, query: &OverviewQuery) -> Result<Overview, StoreError>;
 
     /// A cheap round trip: `Ok` when the database answers.
     async fn ping(&self) -> Result<(), StoreError>;

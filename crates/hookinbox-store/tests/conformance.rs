@@ -12,9 +12,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use hookinbox_store::{
-    AcceptOutcome, DriftQuery, DriftRepair, EncryptionKeys, EventFilter, InboxStatus,
-    MissingDelivery, PurgeCounts, Repaired, ReplaySelector, RetentionPolicy, RewrapProgress,
-    SettleRequest, Settlement, StoreError, TargetBacklog, TargetRef, UnsignedMetadata,
+    AcceptOutcome, CappedCount, DriftQuery, DriftRepair, EncryptionKeys, EventCursor, EventFilter,
+    InboxStatus, MissingDelivery, OverviewQuery, PurgeCounts, Repaired, ReplaySelector,
+    RetentionPolicy, RewrapProgress, SettleRequest, Settlement, StoreError, TargetBacklog,
+    TargetRef, UnsignedMetadata,
 };
 use support::{
     event, event_for_target, inserted, lease_params, unsigned_id_event, Backend, WINDOW_MS,
@@ -70,6 +71,10 @@ conformance! {
         versions_not_newer_than_delivered_are_skipped_stale,
         settle_many_records_each_outcome_under_its_own_lease,
         events_are_listed_newest_first_by_filter_and_page,
+        pages_hold_still_while_events_arrive,
+        filters_combine_on_every_page,
+        the_overview_counts_arrivals_backlog_and_failures,
+        a_replay_of_ids_takes_those_without_a_delivery_in_flight,
         an_event_is_shown_with_its_deliveries_attempts_and_payload,
         the_store_answers_a_ping,
         raw_payloads_past_retention_lose_body_and_headers_but_keep_their_row,
@@ -617,17 +622,17 @@ async fn events_are_listed_newest_first_by_filter_and_page(backend: &Backend) {
     })
     .await;
     assert_eq!(first, vec![ids[4].clone(), ids[3].clone()]);
-    assert_eq!(cursor.as_deref(), Some(ids[3].as_str()));
+    assert_eq!(cursor, Some(format!("4000.{}", ids[3])));
     let (second, cursor) = page(EventFilter {
         limit: 2,
-        cursor,
+        cursor: cursor.as_deref().and_then(EventCursor::parse),
         ..EventFilter::default()
     })
     .await;
     assert_eq!(second, vec![ids[2].clone(), ids[1].clone()]);
     let (last, cursor) = page(EventFilter {
         limit: 2,
-        cursor,
+        cursor: cursor.as_deref().and_then(EventCursor::parse),
         ..EventFilter::default()
     })
     .await;
@@ -685,6 +690,211 @@ async fn events_are_listed_newest_first_by_filter_and_page(backend: &Backend) {
         })
         .await,
         vec![ids[2].clone(), ids[1].clone(), ids[0].clone()]
+    );
+}
+
+/// Every id in `filter`'s list, page by page (`limit` each), with `between`
+/// run after each page.
+async fn all_pages(
+    backend: &Backend,
+    filter: EventFilter,
+    mut between: impl FnMut(usize) -> Option<hookinbox_store::NewEvent>,
+) -> Vec<String> {
+    let mut listed = Vec::new();
+    let mut filter = filter;
+    for n in 0.. {
+        let page = backend.reads.list_events(&filter).await.unwrap();
+        assert!(page.events.len() <= filter.page_size());
+        listed.extend(page.events.iter().map(|e| e.id.clone()));
+        if let Some(new) = between(n) {
+            inserted(&backend.store, new).await;
+        }
+        match page.next_cursor {
+            Some(cursor) => filter.cursor = Some(EventCursor::parse(&cursor).unwrap()),
+            None => break,
+        }
+    }
+    listed
+}
+
+async fn pages_hold_still_while_events_arrive(backend: &Backend) {
+    let store = &backend.store;
+    // Seven events in one millisecond (the tie is broken by inbox id) and
+    // three earlier ones.
+    let mut ids = Vec::new();
+    for n in 0..10 {
+        let mut e = event("a", &format!("p{n}"), b"{}");
+        e.received_at_ms = if n < 3 { 1_000 + n } else { 5_000 };
+        ids.push(inserted(store, e).await);
+    }
+    ids.reverse();
+    // After each page another event arrives: in the same millisecond as the
+    // cursor, or later. None of them may shift what the next pages hold.
+    let listed = all_pages(
+        backend,
+        EventFilter {
+            limit: 3,
+            ..EventFilter::default()
+        },
+        |n| {
+            let mut e = event("a", &format!("late{n}"), b"{}");
+            e.received_at_ms = if n % 2 == 0 { 5_000 } else { 9_000 };
+            Some(e)
+        },
+    )
+    .await;
+    assert_eq!(
+        listed, ids,
+        "each event once, newest first, none of the late ones"
+    );
+}
+
+async fn filters_combine_on_every_page(backend: &Backend) {
+    let store = &backend.store;
+    let mut wanted = Vec::new();
+    for n in 0..12i64 {
+        let endpoint = if n % 2 == 0 { "a" } else { "b" };
+        let mut e = event(endpoint, &format!("f{n}"), b"{}");
+        // With a target, so that they stay ACCEPTED.
+        e.targets = vec!["t".into()];
+        e.event_type = Some(if n % 3 == 0 { "x" } else { "y" }.into());
+        e.received_at_ms = 10_000 + n * 10;
+        let id = inserted(store, e).await;
+        if endpoint == "a" && n % 3 != 0 && (10_020..10_100).contains(&(10_000 + n * 10)) {
+            wanted.push(id);
+        }
+    }
+    wanted.reverse();
+    let filter = EventFilter {
+        endpoint_id: Some("a".into()),
+        event_type: Some("y".into()),
+        status: Some(InboxStatus::Accepted),
+        received_from_ms: Some(10_020),
+        received_before_ms: Some(10_100),
+        limit: 1,
+        ..EventFilter::default()
+    };
+    assert_eq!(all_pages(backend, filter, |_| None).await, wanted);
+    // A provider's event id without an endpoint: found on every endpoint.
+    let by_event_id = |id: &str| EventFilter {
+        provider_event_id: Some(id.into()),
+        ..EventFilter::default()
+    };
+    let mut same_id = event("b", "f4", b"{}");
+    same_id.received_at_ms = 20_000;
+    let on_b = inserted(store, same_id).await;
+    let found = all_pages(backend, by_event_id("f4"), |_| None).await;
+    assert_eq!(found.len(), 2, "f4 on a and on b");
+    assert_eq!(found[0], on_b, "newest first");
+    assert!(all_pages(backend, by_event_id("nope"), |_| None)
+        .await
+        .is_empty());
+}
+
+async fn the_overview_counts_arrivals_backlog_and_failures(backend: &Backend) {
+    let store = &backend.store;
+    let now = 100 * 86_400_000;
+    let day = 86_400_000;
+    // On endpoint `a` with target `t`: one event two days old, three in the
+    // last day (one of them 10 s ago); on `quiet`, nothing.
+    let mut ids = Vec::new();
+    for (n, age) in [2 * day, day - 1_000, 3_600_000, 10_000]
+        .into_iter()
+        .enumerate()
+    {
+        let mut e = event_for_target(&format!("o{n}"), None);
+        e.received_at_ms = now - age;
+        ids.push(inserted(store, e).await);
+    }
+    // The oldest and the newest fail, the second stays leased, the third
+    // waits for a retry.
+    let leased = store.lease(lease_params("w", now)).await.unwrap();
+    assert_eq!(leased.len(), 4);
+    for lease in &leased {
+        let settlement = match ids.iter().position(|id| *id == lease.inbox_id) {
+            Some(0 | 3) => Settlement::Dead {
+                error: "http 500".into(),
+            },
+            Some(1) => continue,
+            _ => Settlement::Retry {
+                next_attempt_at_ms: now + 60_000,
+                error: "http 503".into(),
+            },
+        };
+        assert!(store.settle(lease, settlement, now).await.unwrap());
+    }
+    let overview = backend
+        .reads
+        .overview(&OverviewQuery {
+            now_ms: now,
+            endpoints: vec!["a".into(), "quiet".into()],
+            targets: vec![("a".into(), "t".into())],
+        })
+        .await
+        .unwrap();
+    let n = |count| CappedCount {
+        count,
+        capped: false,
+    };
+    assert_eq!(overview.received_last_minute, n(1));
+    let a = &overview.endpoints[0];
+    assert_eq!(
+        (a.endpoint_id.as_str(), a.received_24h, a.failed_24h),
+        ("a", n(3), n(1)),
+        "the two-day-old failure is outside the window"
+    );
+    assert_eq!(a.last_received_at_ms, Some(now - 10_000));
+    let quiet = &overview.endpoints[1];
+    assert_eq!(
+        (
+            quiet.received_24h,
+            quiet.failed_24h,
+            quiet.last_received_at_ms
+        ),
+        (n(0), n(0), None)
+    );
+    let t = &overview.targets[0];
+    assert_eq!((t.pending, t.leased, t.failed_24h), (n(1), n(1), n(1)));
+    assert_eq!(t.oldest_due_at_ms, Some(now + 60_000));
+}
+
+async fn a_replay_of_ids_takes_those_without_a_delivery_in_flight(backend: &Backend) {
+    let store = &backend.store;
+    let failed = inserted(store, event_for_target("dead", None)).await;
+    let leased = store.lease(lease_params("w", 1_000)).await.unwrap();
+    let dead = Settlement::Dead {
+        error: "http 500".into(),
+    };
+    assert!(store.settle(&leased[0], dead, 1_001).await.unwrap());
+    let waiting = inserted(store, event_for_target("waiting", None)).await;
+    let replayed = store
+        .replay(
+            ReplaySelector::Ids {
+                inbox_ids: vec![waiting.clone(), failed.clone(), "no-such-event".into()],
+            },
+            2_000,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        replayed,
+        vec![failed.clone()],
+        "the waiting one is in flight"
+    );
+    let (detail, _) = backend
+        .reads
+        .show_event(&failed, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(detail.summary.status, "ACCEPTED");
+    assert_eq!(
+        detail
+            .deliveries
+            .iter()
+            .map(|d| (d.generation, d.status.as_str()))
+            .collect::<Vec<_>>(),
+        vec![(0, "DEAD"), (1, "PENDING")]
     );
 }
 

@@ -68,6 +68,8 @@ pub(crate) mod delivery;
 pub(crate) mod encryption;
 pub(crate) mod endpoint;
 mod error;
+pub(crate) mod event_replay;
+pub(crate) mod event_selection;
 pub(crate) mod failpoint;
 pub(crate) mod http_client;
 pub(crate) mod ingress;

@@ -78,6 +78,15 @@ impl OpenedStore {
         }
     }
 
+    /// Reads for operators (the admin API and dashboard): on SQLite a
+    /// connection of their own, on PostgreSQL the store's pool.
+    pub fn operator_reads(&self) -> Result<Arc<dyn StoreReads>, StoreError> {
+        Ok(match self {
+            OpenedStore::Sqlite(store) => Arc::new(store.open_reader()?),
+            OpenedStore::Postgres(store) => Arc::new(store.reader().clone()),
+        })
+    }
+
     /// The store as the service uses it.
     pub fn shared(&self) -> Arc<dyn Store> {
         match self {

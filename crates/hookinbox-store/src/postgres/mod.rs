@@ -22,6 +22,7 @@ mod first_column;
 mod handler;
 mod listen;
 mod outbox;
+mod overview;
 mod pool;
 mod purge;
 mod reader;

@@ -426,6 +426,7 @@ pub(crate) async fn replay(
 ) -> Result<Vec<String>, PgError> {
     let mut ids: Vec<String> = match selector {
         ReplaySelector::One { inbox_id } => vec![inbox_id.clone()],
+        ReplaySelector::Ids { inbox_ids } => inbox_ids.clone(),
         ReplaySelector::Failed { since_ms } => {
             let statement = tx
                 .prepare_cached(
@@ -439,6 +440,7 @@ pub(crate) async fn replay(
         return Ok(ids);
     }
     ids.sort_unstable();
+    ids.dedup();
     // The events' rows locked first: a settlement finishing one of them
     // and this replay reopening it happen one after the other.
     let lock = tx

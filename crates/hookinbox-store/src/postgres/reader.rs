@@ -12,14 +12,17 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use bytes::Bytes;
 use deadpool_postgres::Pool;
+use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
 
 use super::db_error::PgError;
 use super::pool::PostgresOptions;
+use crate::event_query::{self, Dialect, Value as QueryValue};
 use crate::sealed::{self, RecordKind};
 use crate::{
     AttemptView, DeliveryView, EncryptionKeys, EventDetail, EventFilter, EventPage, EventSummary,
-    Fingerprint, Stats, StoreError, StoreReads, StoredEvent, UnsignedMetadata,
+    Fingerprint, Overview, OverviewQuery, Stats, StoreError, StoreReads, StoredEvent,
+    UnsignedMetadata,
 };
 
 /// Reads over a pool of connections.
@@ -76,40 +79,25 @@ impl PostgresReader {
     }
 
     async fn page(&self, filter: &EventFilter) -> Result<EventPage, PgError> {
-        let page_size = filter.page_size();
+        let statement = event_query::list_events(filter, Dialect::Postgres);
         let client = self.pool.get().await?;
-        let statement = client
-            .prepare_cached(
-                "SELECT id, endpoint_id, provider, provider_event_id, event_type, status, received_at_ms
-                 FROM inbox
-                 WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR endpoint_id = $2)
-                   AND ($3::text IS NULL OR event_type = $3) AND ($4::text IS NULL OR provider_event_id = $4)
-                   AND ($5::int8 IS NULL OR received_at_ms >= $5) AND ($6::int8 IS NULL OR received_at_ms < $6)
-                   AND ($7::text IS NULL OR id < $7)
-                 ORDER BY id DESC LIMIT $8",
-            )
-            .await?;
-        let limit = i64::try_from(page_size.saturating_add(1)).unwrap_or(i64::MAX);
-        let rows = client
-            .query(
-                &statement,
-                &[
-                    &filter.status.map(|s| s.as_str()),
-                    &filter.endpoint_id,
-                    &filter.event_type,
-                    &filter.provider_event_id,
-                    &filter.received_from_ms,
-                    &filter.received_before_ms,
-                    &filter.cursor,
-                    &limit,
-                ],
-            )
-            .await?;
+        let prepared = client.prepare_cached(&statement.sql).await?;
+        let values: Vec<&(dyn ToSql + Sync)> = statement
+            .values
+            .iter()
+            .map(|value| -> &(dyn ToSql + Sync) {
+                match value {
+                    QueryValue::Text(text) => text,
+                    QueryValue::Int(int) => int,
+                }
+            })
+            .collect();
+        let rows = client.query(&prepared, &values).await?;
         let events = rows
             .iter()
             .map(summary_from_row)
             .collect::<Result<_, _>>()?;
-        Ok(EventPage::from_rows(events, page_size))
+        Ok(EventPage::from_rows(events, filter.page_size()))
     }
 
     async fn detail(
@@ -281,6 +269,11 @@ impl StoreReads for PostgresReader {
 
     async fn stats(&self) -> Result<Stats, StoreError> {
         Ok(self.row_counts().await?)
+    }
+
+    async fn overview(&self, query: &OverviewQuery) -> Result<Overview, StoreError> {
+        let client = self.pool.get().await.map_err(PgError::from)?;
+        Ok(super::overview::overview(&client, query).await?)
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

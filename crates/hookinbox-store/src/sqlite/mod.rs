@@ -13,9 +13,12 @@ mod drift;
 mod fetched;
 mod group_commit;
 mod outbox;
+mod overview;
 mod payload_log;
 mod private_files;
 mod purge;
+#[cfg(test)]
+mod query_plans;
 mod reader;
 mod rewrap;
 mod schema;
@@ -206,6 +209,13 @@ impl SqliteStore {
 
     pub fn reader(&self) -> &Arc<SqliteReader> {
         &self.reader
+    }
+
+    /// A reader on a connection of its own, with this store's keys: for
+    /// operator pages, whose reads must not queue behind (or hold up) the
+    /// ones the delivery workers make on [`SqliteStore::reader`].
+    pub fn open_reader(&self) -> Result<SqliteReader, StoreError> {
+        SqliteReader::open_with_keys(self.reader.path(), self.keys.clone())
     }
 }
 

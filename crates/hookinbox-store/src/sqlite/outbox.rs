@@ -232,6 +232,7 @@ pub(crate) fn replay(
 ) -> Result<Vec<String>, rusqlite::Error> {
     let ids: Vec<String> = match selector {
         ReplaySelector::One { inbox_id } => vec![inbox_id.clone()],
+        ReplaySelector::Ids { inbox_ids } => inbox_ids.clone(),
         ReplaySelector::Failed { since_ms } => conn
             .prepare_cached(
                 "SELECT id FROM inbox WHERE status = 'FAILED' AND received_at_ms >= ?1 ORDER BY id",

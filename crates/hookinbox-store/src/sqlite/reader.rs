@@ -16,10 +16,12 @@ use bytes::Bytes;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 use super::payload_log::{self, PayloadFiles, PayloadRef};
+use crate::event_query::{self, Dialect, Value as QueryValue};
 use crate::sealed::{self, RecordKind};
 use crate::{
     AttemptView, DeliveryView, DiskUsage, EncryptionKeys, EventDetail, EventFilter, EventPage,
-    EventSummary, Stats, StoreError, StoreReads, StoredEvent, UnsignedMetadata,
+    EventSummary, Overview, OverviewQuery, Stats, StoreError, StoreReads, StoredEvent,
+    UnsignedMetadata,
 };
 
 /// A reader over an existing database file. Cloning it shares its
@@ -217,33 +219,22 @@ impl SqliteReader {
     }
 
     fn event_page(&self, filter: &EventFilter) -> Result<EventPage, StoreError> {
-        let page_size = filter.page_size();
+        let statement = event_query::list_events(filter, Dialect::Sqlite);
+        let values = statement.values.into_iter().map(|value| match value {
+            QueryValue::Text(text) => rusqlite::types::Value::Text(text),
+            QueryValue::Int(int) => rusqlite::types::Value::Integer(int),
+        });
         let rows = self.with_conn(|conn| {
-            let mut statement = conn.prepare_cached(
-                "SELECT id, endpoint_id, provider, provider_event_id, event_type, status, received_at_ms
-                 FROM inbox
-                 WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR endpoint_id = ?2)
-                   AND (?3 IS NULL OR event_type = ?3) AND (?4 IS NULL OR provider_event_id = ?4)
-                   AND (?5 IS NULL OR received_at_ms >= ?5) AND (?6 IS NULL OR received_at_ms < ?6)
-                   AND (?7 IS NULL OR id < ?7)
-                 ORDER BY id DESC LIMIT ?8",
-            )?;
-            let rows = statement.query_map(
-                params![
-                    filter.status.map(|s| s.as_str()),
-                    filter.endpoint_id,
-                    filter.event_type,
-                    filter.provider_event_id,
-                    filter.received_from_ms,
-                    filter.received_before_ms,
-                    filter.cursor,
-                    page_size.saturating_add(1) as i64,
-                ],
-                summary_from_row,
-            )?;
-            rows.collect()
+            conn.prepare_cached(&statement.sql)?
+                .query_map(rusqlite::params_from_iter(values), summary_from_row)?
+                .collect()
         })?;
-        Ok(EventPage::from_rows(rows, page_size))
+        Ok(EventPage::from_rows(rows, filter.page_size()))
+    }
+
+    /// The dashboard's overview numbers (see [`crate::overview`]).
+    pub fn overview(&self, query: &OverviewQuery) -> Result<Overview, StoreError> {
+        self.with_conn(|conn| super::overview::overview(conn, query))
     }
 
     /// One event with its deliveries and their attempts; the payload only
@@ -508,6 +499,11 @@ impl StoreReads for SqliteReader {
 
     async fn stats(&self) -> Result<Stats, StoreError> {
         self.blocking(|reader| reader.stats()).await
+    }
+
+    async fn overview(&self, query: &OverviewQuery) -> Result<Overview, StoreError> {
+        let query = query.clone();
+        self.blocking(move |reader| reader.overview(&query)).await
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

@@ -131,6 +131,16 @@ const MIGRATIONS: &[&str] = &[
         probed_at_ms INTEGER NOT NULL
     );
     "#,
+    // 9 (#10, the admin API and dashboard): every list an operator can ask
+    // for (by endpoint, by type, by time; by status has its index from 1)
+    // reads one index in list order and stops after a page, instead of
+    // walking the inbox (see `event_query`). Each is keyed by receipt time
+    // after its column, so inserts append at the end of their group.
+    r#"
+    CREATE INDEX inbox_received ON inbox (received_at_ms);
+    CREATE INDEX inbox_endpoint_received ON inbox (endpoint_id, received_at_ms);
+    CREATE INDEX inbox_type_received ON inbox (event_type, received_at_ms);
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -8,9 +8,14 @@
 //! ([`host_allowlist`]); with a token configured every request except
 //! `/healthz` needs `Authorization: Bearer …` ([`token`]).
 
+pub mod ack_latency;
+pub mod api;
+pub mod dashboard;
 pub mod free_disk;
 pub mod host_allowlist;
 pub mod keys;
+#[cfg(test)]
+mod operator_tests;
 pub mod readiness;
 pub mod token;
 
@@ -24,7 +29,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use hookinbox_store::Store;
+use hookinbox_store::{Store, StoreReads};
 
 use crate::config::{self, ConfigError};
 use crate::error::Error;
@@ -91,15 +96,23 @@ impl axum::extract::FromRef<Admin> for Option<Arc<KeyReloader>> {
 
 /// The admin router: routes behind the `Host` check and the token.
 /// `readiness` holds the checks of `/readyz` (built by the service, which
-/// knows its workers and its disk).
+/// knows its workers and its disk). The admin API and the dashboard need
+/// `reads` (a process given its store by an embedder has none to offer).
 pub fn router(
     metrics: Option<MetricsHandle>,
     store: Arc<dyn Store>,
     readiness: Arc<Readiness>,
+    reads: Option<Arc<dyn StoreReads>>,
     token: Option<AdminToken>,
     hosts: HostAllowlist,
     keys: Option<Arc<KeyReloader>>,
 ) -> Router {
+    let operator = reads.map(|reads| api::Operator {
+        store: Arc::clone(&store),
+        reads,
+        keys: keys.clone(),
+        metrics: metrics.clone(),
+    });
     let admin = Admin {
         metrics,
         store,
@@ -108,14 +121,25 @@ pub fn router(
         hosts: Arc::new(hosts),
         keys,
     };
+    let operator_routes = match operator {
+        Some(operator) => {
+            api::router(operator.clone()).merge(dashboard::router(dashboard::Dashboard {
+                operator,
+                token: admin.token.clone(),
+                sessions: Default::default(),
+            }))
+        }
+        None => Router::new(),
+    };
     Router::new()
         .route("/metrics", get(render_metrics))
         .route("/admin/keys", get(keys::status))
         .route("/admin/keys/reload", post(keys::reload))
         .route("/readyz", get(ready))
         .route("/healthz", get(|| async { "ok" }))
-        .layer(middleware::from_fn_with_state(admin.clone(), guard))
-        .with_state(admin)
+        .with_state(admin.clone())
+        .merge(operator_routes)
+        .layer(middleware::from_fn_with_state(admin, guard))
 }
 
 /// The `Host` check, then the token (except for `/healthz`, which says only
@@ -133,7 +157,12 @@ async fn guard(State(admin): State<Admin>, request: Request, next: Next) -> Resp
             .into_response();
     }
     if let Some(token) = &admin.token {
-        let open = request.uri().path() == "/healthz";
+        // The dashboard signs browsers in with a session of its own.
+        let path = request.uri().path();
+        let open = path == "/healthz"
+            || path == "/"
+            || path == dashboard::PREFIX
+            || path.starts_with("/ui/");
         if !open && !token.admits(request.headers().get(header::AUTHORIZATION)) {
             return (
                 StatusCode::UNAUTHORIZED,
@@ -171,6 +200,7 @@ pub async fn spawn(
     metrics: Option<MetricsHandle>,
     store: Arc<dyn Store>,
     readiness: Arc<Readiness>,
+    reads: Option<Arc<dyn StoreReads>>,
     keys: Option<Arc<KeyReloader>>,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> Result<SocketAddr, Error> {
@@ -183,7 +213,15 @@ pub async fn spawn(
         .map_err(cannot_listen)?;
     let address = listener.local_addr().map_err(cannot_listen)?;
     let hosts = settings.hosts.at_port(address.port());
-    let app = router(metrics, store, readiness, settings.token, hosts, keys);
+    let app = router(
+        metrics,
+        store,
+        readiness,
+        reads,
+        settings.token,
+        hosts,
+        keys,
+    );
     tokio::spawn(async move {
         let stop = async move {
             let _ = shutdown.wait_for(|stop| *stop).await;

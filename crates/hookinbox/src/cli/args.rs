@@ -193,12 +193,12 @@ pub enum EventsCommand {
         /// its folder.
         #[arg(long)]
         config: PathBuf,
-        /// Only events with this status: accepted, processed or failed.
+        /// Which events (the admin API's filters).
+        #[command(flatten)]
+        selection: crate::event_selection::EventSelection,
+        /// Continue after this page: the `next page` cursor a listing printed.
         #[arg(long)]
-        status: Option<String>,
-        /// Only events received by this endpoint id.
-        #[arg(long)]
-        endpoint: Option<String>,
+        cursor: Option<String>,
         /// At most this many events.
         #[arg(long, default_value_t = 100)]
         limit: usize,
@@ -228,15 +228,14 @@ pub enum EventsCommand {
         /// its folder.
         #[arg(long)]
         config: PathBuf,
-        /// The inbox id to replay.
-        #[arg(required_unless_present = "status", conflicts_with = "status")]
+        /// The inbox id to replay; or, instead, filters that select events.
         id: Option<String>,
-        /// Replay every event with this status (only `failed`).
+        /// Which events to replay (the admin API's filters), when no id is given.
+        #[command(flatten)]
+        selection: crate::event_selection::EventSelection,
+        /// Count the events the filters select and change nothing.
         #[arg(long)]
-        status: Option<String>,
-        /// With --status: only events received at or after this time (unix seconds).
-        #[arg(long)]
-        since: Option<i64>,
+        dry_run: bool,
         /// Print JSON (the replayed inbox ids) instead of text.
         #[arg(long)]
         json: bool,

@@ -4,13 +4,16 @@ use std::io::Write;
 
 use anyhow::{bail, Context};
 use base64::Engine;
-use hookinbox_store::{EventFilter, InboxStatus, ReplaySelector};
+use hookinbox_store::{EventCursor, ReplaySelector, Store, StoreReads};
 use serde_json::json;
 
 use super::event_text;
 use super::output::note;
+use super::progress::Progress;
 use crate::cli::EventsCommand;
 use crate::config;
+use crate::event_replay;
+use crate::event_selection::EventSelection;
 use crate::{clock, storage};
 
 /// Prints to `out`; returns `false` when the asked-for event does not exist.
@@ -18,20 +21,26 @@ pub async fn run(command: EventsCommand, out: &mut impl Write) -> anyhow::Result
     match command {
         EventsCommand::List {
             config,
-            status,
-            endpoint,
+            selection,
+            cursor,
             limit,
             json,
         } => {
             let config = config::load(&config)?;
             let reader = storage::open_reader(&config.storage, &config.encryption).await?;
-            let filter = EventFilter {
-                status: status.as_deref().map(parse_status).transpose()?,
-                endpoint_id: endpoint,
-                limit,
-                ..EventFilter::default()
+            let mut filter = selection.filter()?;
+            filter.limit = limit;
+            filter.cursor = match cursor {
+                Some(text) => Some(EventCursor::parse(&text).with_context(|| {
+                    format!("--cursor `{text}`: not a cursor `events list` printed")
+                })?),
+                None => None,
             };
-            let events = reader.list_events(&filter).await?.events;
+            let page = reader.list_events(&filter).await?;
+            if let Some(next) = &page.next_cursor {
+                note!("more events: --cursor {next}");
+            }
+            let events = page.events;
             if json {
                 writeln!(out, "{}", serde_json::to_string_pretty(&events)?)?;
             } else {
@@ -98,32 +107,48 @@ pub async fn run(command: EventsCommand, out: &mut impl Write) -> anyhow::Result
         EventsCommand::Replay {
             config,
             id,
-            status,
-            since,
+            selection,
+            dry_run,
             json,
         } => {
             let config = config::load(&config)?;
-            let selector = match (id, status.as_deref()) {
-                (Some(inbox_id), None) => ReplaySelector::One { inbox_id },
-                (None, Some(status)) => {
-                    if parse_status(status)? != InboxStatus::Failed {
-                        bail!("--status: only `failed` events can be replayed in bulk");
-                    }
-                    ReplaySelector::Failed {
-                        since_ms: since.map(|s| s.saturating_mul(1000)),
-                    }
+            let opened = storage::open(&config.storage, &config.encryption).await?;
+            let store = opened.shared();
+            let replayed = match (id, selection.is_empty()) {
+                (Some(inbox_id), true) if dry_run => {
+                    let reads = opened.operator_reads().context("replay")?;
+                    let found = reads.show_event(&inbox_id, false).await?.is_some();
+                    (Vec::new(), u64::from(found))
                 }
-                _ => bail!("give an event id or --status failed"),
+                (Some(inbox_id), true) => {
+                    let replayed = store
+                        .replay(ReplaySelector::One { inbox_id }, clock::unix_millis())
+                        .await
+                        .context("replay")?;
+                    let matched = replayed.len() as u64;
+                    (replayed, matched)
+                }
+                (None, false) => {
+                    let reads = opened.operator_reads().context("replay")?;
+                    replay_selection(store.as_ref(), reads.as_ref(), &selection, dry_run).await?
+                }
+                (Some(_), false) => bail!("give an event id or filters, not both"),
+                (None, true) => {
+                    bail!("give an event id or filters (--status failed, --endpoint, --since, …)")
+                }
             };
-            let store = storage::open(&config.storage, &config.encryption)
-                .await?
-                .shared();
-            let replayed = store
-                .replay(selector, clock::unix_millis())
-                .await
-                .context("replay")?;
+            let (replayed, matched) = replayed;
             if json {
-                writeln!(out, "{}", json!({"replayed": replayed}))?;
+                writeln!(
+                    out,
+                    "{}",
+                    json!({"replayed": replayed, "matched": matched, "dry_run": dry_run})
+                )?;
+            } else if dry_run {
+                writeln!(
+                    out,
+                    "{matched} event(s) match; nothing replayed (--dry-run)"
+                )?;
             } else {
                 writeln!(out, "replayed {} event(s)", replayed.len())?;
                 for id in &replayed {
@@ -136,7 +161,58 @@ pub async fn run(command: EventsCommand, out: &mut impl Write) -> anyhow::Result
     }
 }
 
-fn parse_status(text: &str) -> anyhow::Result<InboxStatus> {
-    InboxStatus::parse(&text.to_ascii_uppercase())
-        .with_context(|| format!("--status `{text}`: expected accepted, processed or failed"))
+/// Replays what `selection` selects, with the admin API's own code
+/// ([`event_replay::replay_selected`]); on a terminal a progress bar over
+/// the count a dry run found first. The replayed ids, and how many matched.
+async fn replay_selection(
+    store: &dyn Store,
+    reads: &dyn StoreReads,
+    selection: &EventSelection,
+    dry_run: bool,
+) -> anyhow::Result<(Vec<String>, u64)> {
+    let filter = selection.filter()?;
+    let progress = Progress::on_stderr();
+    let now = clock::unix_millis();
+    // A bar needs the total: a dry run over the same selection counts it.
+    let total = if dry_run {
+        None
+    } else {
+        progress.update(format_args!("counting the events to replay"));
+        let counted =
+            event_replay::replay_selected(store, reads, &filter, true, now, |count, _| {
+                progress.update(format_args!("{} found", count.matched));
+            })
+            .await
+            .context("replay")?;
+        Some(counted.matched)
+    };
+    let mut replayed = Vec::new();
+    let count = event_replay::replay_selected(store, reads, &filter, dry_run, now, |count, ids| {
+        replayed.extend_from_slice(ids);
+        match total {
+            Some(total) => progress.counts(
+                count.matched,
+                total,
+                format_args!("{} replayed", count.replayed),
+            ),
+            None => progress.update(format_args!("{} matched", count.matched)),
+        }
+    })
+    .await
+    .context("replay")?;
+    progress.finish(format_args!(
+        "{} {} of {} matching event(s)",
+        if dry_run {
+            "would replay at most"
+        } else {
+            "replayed"
+        },
+        if dry_run {
+            count.matched
+        } else {
+            count.replayed
+        },
+        count.matched
+    ));
+    Ok((replayed, count.matched))
 }

@@ -17,7 +17,7 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use hookinbox_store::Store;
+use hookinbox_store::{Store, StoreReads};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -212,6 +212,7 @@ impl Service {
                 metrics,
                 store.shared(),
                 Arc::clone(&readiness),
+                store.operator_reads()?,
                 Some(Arc::clone(&keys)),
                 stopping.clone(),
             )
@@ -333,6 +334,21 @@ impl ServiceStore {
         match self {
             ServiceStore::Configured(opened) => opened.shared(),
             ServiceStore::Given(store) => Arc::clone(store),
+        }
+    }
+
+    /// Reads for the admin API and dashboard: none for a store given by
+    /// the embedder (`Store` has no operator reads).
+    fn operator_reads(&self) -> Result<Option<Arc<dyn StoreReads>>, Error> {
+        match self {
+            ServiceStore::Configured(opened) => {
+                let reads = opened.operator_reads().map_err(|source| Error::Storage {
+                    database: opened.backend().to_owned(),
+                    source,
+                })?;
+                Ok(Some(reads))
+            }
+            ServiceStore::Given(_) => Ok(None),
         }
     }
 

@@ -254,6 +254,11 @@ pub async fn readyz(admin: SocketAddr) -> (u16, Vec<String>) {
     (answer.status, failing)
 }
 
+/// An `[admin]` table: a listener on a port of its own, with `token`.
+pub fn admin_table(token: &str) -> String {
+    format!("[admin]\nlisten = \"127.0.0.1:0\"\ntoken = \"{token}\"\n")
+}
+
 /// Sends SIGHUP to the server process (`kill -HUP`, as `systemctl reload`).
 pub fn sighup(server: &Server) {
     let status = std::process::Command::new("kill")

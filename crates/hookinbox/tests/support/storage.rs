@@ -110,8 +110,9 @@ impl Storage {
         let mut events = Vec::new();
         loop {
             let page = reads.list_events(&filter).await.expect("list events");
+            let next = page.next_page();
             events.extend(page.events);
-            match page.next_cursor {
+            match next {
                 Some(cursor) => filter.cursor = Some(cursor),
                 None => break,
             }

@@ -1,0 +1,143 @@
+//! The admin API's one error shape: a status code and
+//! `{"error":"<code>","message":"<for a person>"}`. Bad input is a 4xx that
+//! names the parameter; a failing database is a 503 whose cause stays in
+//! the log, never in the answer (it can hold paths or addresses).
+
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use hookinbox_store::StoreError;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::event_selection::SelectionError;
+use crate::json_line::JsonLine;
+
+/// Why an admin API request was not answered.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// A parameter or the body does not mean anything; the text names it.
+    #[error("{message}")]
+    BadRequest { status: StatusCode, message: String },
+    #[error("no event {0}")]
+    NoSuchEvent(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The body of every error answer.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    /// `bad_request`, `not_found`, `unavailable` or `internal`.
+    pub error: &'static str,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::BadRequest {
+            status: StatusCode::BAD_REQUEST,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<SelectionError> for ApiError {
+    fn from(error: SelectionError) -> ApiError {
+        ApiError::bad_request(error.to_string())
+    }
+}
+
+impl ApiError {
+    /// The status, the error code and the message for the client; a store
+    /// failure is logged here, with its cause, once per answer.
+    pub fn answer(self) -> (StatusCode, &'static str, String) {
+        match self {
+            ApiError::BadRequest { status, message } => (status, "bad_request", message),
+            ApiError::NoSuchEvent(id) => {
+                (StatusCode::NOT_FOUND, "not_found", format!("no event {id}"))
+            }
+            ApiError::Store(error) => {
+                let transient = matches!(
+                    error,
+                    StoreError::Unavailable(_) | StoreError::Overloaded | StoreError::Stopped
+                );
+                tracing::warn!(message = "Admin request failed in the store.", %error);
+                if transient {
+                    (
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "unavailable",
+                        "storage unavailable; try again".to_owned(),
+                    )
+                } else {
+                    (
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "internal",
+                        "the store could not answer; see the log".to_owned(),
+                    )
+                }
+            }
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, error, message) = self.answer();
+        (status, JsonLine(ErrorBody { error, message })).into_response()
+    }
+}
+
+/// `Query<T>` whose rejection is an [`ApiError`].
+pub struct ApiQuery<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        axum::extract::Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|query| ApiQuery(query.0))
+            .map_err(|rejection: QueryRejection| ApiError::BadRequest {
+                status: rejection.status(),
+                message: rejection.body_text(),
+            })
+    }
+}
+
+/// `Path<T>` whose rejection is an [`ApiError`].
+pub struct ApiPath<T>(pub T);
+
+impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for ApiPath<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|path| ApiPath(path.0))
+            .map_err(|rejection: PathRejection| ApiError::BadRequest {
+                status: rejection.status(),
+                message: rejection.body_text(),
+            })
+    }
+}
+
+/// `Json<T>` whose rejection is an [`ApiError`] (400, 415 or 422, as axum
+/// decides).
+pub struct ApiJson<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        axum::Json::<T>::from_request(request, state)
+            .await
+            .map(|json| ApiJson(json.0))
+            .map_err(|rejection: JsonRejection| ApiError::BadRequest {
+                status: rejection.status(),
+                message: rejection.body_text(),
+            })
+    }
+}
