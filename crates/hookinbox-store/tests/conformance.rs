@@ -755,9 +755,12 @@ const BODY_MARKER: &[u8] = b"BODY-MARKER-4111";
 const HEADER_MARKER: &str = "HEADER-MARKER-0042";
 
 fn ring(active: (&str, u8), older: &[(&str, u8)]) -> Option<Arc<EncryptionKeys>> {
-    let mut keys = EncryptionKeys::new(active.0, [active.1; 32]).unwrap();
+    let mut keys =
+        EncryptionKeys::new(active.0, secrecy::SecretBox::new(Box::new([active.1; 32]))).unwrap();
     for (id, byte) in older {
-        keys = keys.with_key(*id, [*byte; 32]).unwrap();
+        keys = keys
+            .with_key(*id, secrecy::SecretBox::new(Box::new([*byte; 32])))
+            .unwrap();
     }
     Some(Arc::new(keys))
 }

@@ -298,7 +298,7 @@ fn options_via(schema: &TestSchema, proxy: &CutProxy) -> PostgresOptions {
     options.url = PostgresUrl::parse(&url).unwrap();
     options.password = config
         .get_password()
-        .map(|p| String::from_utf8_lossy(p).into_owned());
+        .map(|p| String::from_utf8_lossy(p).into_owned().into());
     options.connect_timeout = Duration::from_millis(500);
     options
 }

@@ -14,6 +14,7 @@
 //!   any local account may be able to read the key.
 
 use hookinbox_verify::Key;
+use secrecy::{ExposeSecret, SecretString};
 
 use crate::config::{ConfigError, SecretSource};
 
@@ -25,14 +26,15 @@ pub const MIN_FREE_FORM_HMAC_BYTES: usize = 16;
 /// `field` is the setting the secret came from (never its value).
 pub fn check_length(
     key: &Key,
-    secret: &str,
+    secret: &SecretString,
     source: &SecretSource,
     field: &str,
 ) -> Result<(), ConfigError> {
     let Key::Hmac(bytes) = key else {
         return Ok(());
     };
-    let bytes = bytes.expose();
+    let bytes = bytes.expose_secret();
+    let secret = secret.expose_secret();
     let free_form = bytes == secret.as_bytes() || bytes == secret.trim().as_bytes();
     if free_form && bytes.len() < MIN_FREE_FORM_HMAC_BYTES {
         return Err(ConfigError::invalid(
@@ -77,7 +79,7 @@ mod tests {
         let source = SecretSource::Env("LAB_SECRET".into());
         let short = "fifteen-bytes!!";
         let key = Key::hmac_from_utf8(short).unwrap();
-        let error = check_length(&key, short, &source, "endpoint[0].secret[1].value")
+        let error = check_length(&key, &short.into(), &source, "endpoint[0].secret[1].value")
             .unwrap_err()
             .to_string();
         assert!(
@@ -88,7 +90,7 @@ mod tests {
         assert!(!error.contains(short), "{error}");
         let long = "sixteen-bytes!!!";
         let key = Key::hmac_from_utf8(long).unwrap();
-        assert!(check_length(&key, long, &source, "f").is_ok());
+        assert!(check_length(&key, &long.into(), &source, "f").is_ok());
     }
 
     /// A key decoded from a fixed format is that format's business.
@@ -97,8 +99,8 @@ mod tests {
         let source = SecretSource::Inline("x".into());
         let hex = "00112233";
         let key = Key::hmac_from_hex(hex).unwrap();
-        assert!(check_length(&key, hex, &source, "f").is_ok());
+        assert!(check_length(&key, &hex.into(), &source, "f").is_ok());
         let token = Key::token_from_utf8("short").unwrap();
-        assert!(check_length(&token, "short", &source, "f").is_ok());
+        assert!(check_length(&token, &"short".into(), &source, "f").is_ok());
     }
 }

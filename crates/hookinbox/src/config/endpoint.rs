@@ -235,7 +235,7 @@ impl SecretVersion {
         let value = SecretSource::required(
             SecretFields {
                 name: "value",
-                inline: file.value.as_deref(),
+                inline: file.value.as_ref(),
                 env: file.value_env.as_deref(),
                 file: file.value_file.as_deref(),
             },
@@ -274,7 +274,7 @@ impl BasicAuth {
         let password = SecretSource::required(
             SecretFields {
                 name: "password",
-                inline: file.password.as_deref(),
+                inline: file.password.as_ref(),
                 env: file.password_env.as_deref(),
                 file: file.password_file.as_deref(),
             },

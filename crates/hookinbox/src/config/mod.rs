@@ -22,6 +22,7 @@ mod encryption;
 mod endpoint;
 mod error;
 mod file;
+mod inline_secret;
 mod nats_subject;
 mod renamed_fields;
 mod retention;
@@ -31,6 +32,8 @@ mod settings;
 mod storage;
 mod target;
 
+#[cfg(test)]
+mod redaction_tests;
 #[cfg(test)]
 mod reference_tests;
 #[cfg(test)]
@@ -44,7 +47,7 @@ pub use endpoint::{BasicAuth, Endpoint, ObjectOrdering, SecretVersion};
 pub use error::ConfigError;
 pub use nats_subject::SubjectTemplate;
 pub use retention::Retention;
-pub use secret_source::{SecretSource, SecretValue};
+pub use secret_source::SecretSource;
 pub use server::{RateLimit, Server, Tls};
 pub use settings::Settings;
 pub use storage::{Database, Delivery, PostgresDatabase, Storage};

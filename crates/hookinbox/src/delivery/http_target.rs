@@ -16,7 +16,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use hookinbox_store::{StoredEvent, UnsignedMetadata};
-use hookinbox_verify::SecretBytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 use hyper::{Request, StatusCode, Uri};
@@ -24,6 +23,7 @@ use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::{Client, ResponseFuture};
 use hyper_util::rt::TokioExecutor;
+use secrecy::{ExposeSecret, SecretSlice};
 
 use super::retry_policy::AttemptOutcome;
 use super::tls::{self, TrustRoots};
@@ -34,7 +34,7 @@ const MAX_RESPONSE_BYTES: usize = 64 * 1024;
 pub struct HttpTarget {
     url: Uri,
     timeout: Duration,
-    signing_key: SecretBytes,
+    signing_key: SecretSlice<u8>,
     client: Transport,
 }
 
@@ -64,7 +64,7 @@ impl std::fmt::Debug for HttpTarget {
 
 impl HttpTarget {
     /// A target sending over plain TCP (`http://` URLs).
-    pub fn new(url: Uri, timeout: Duration, signing_key: SecretBytes) -> HttpTarget {
+    pub fn new(url: Uri, timeout: Duration, signing_key: SecretSlice<u8>) -> HttpTarget {
         let client = client_builder().build(tcp_connector(timeout));
         HttpTarget {
             url,
@@ -79,7 +79,7 @@ impl HttpTarget {
     pub fn with_tls(
         url: Uri,
         timeout: Duration,
-        signing_key: SecretBytes,
+        signing_key: SecretSlice<u8>,
         roots: TrustRoots,
     ) -> Result<HttpTarget, rustls::Error> {
         let mut tcp = tcp_connector(timeout);
@@ -102,7 +102,7 @@ impl HttpTarget {
     pub async fn send(&self, event: &StoredEvent, now_secs: i64) -> AttemptOutcome {
         let body = event.payload.clone().unwrap_or_default();
         let signature = hookinbox_verify::providers::standard::sign_v1(
-            self.signing_key.expose(),
+            self.signing_key.expose_secret(),
             &event.id,
             now_secs,
             &body,
