@@ -1266,12 +1266,14 @@ async fn purge_goes_in_batches_and_reports_what_remains(backend: &Backend) {
     };
     let now = 100_000;
     assert_eq!(backend.purge_preview(&policy, now).await, counts(5, 5, 0));
-    // Whole events first; their bodies go with them.
+    // Whole events first; their bodies go with them. What remains is
+    // counted up to the batch's limit (3 events remain: 2 are reported).
     let first = backend.purge_batch(&policy, now, 2).await;
     assert_eq!(
         (first.purged, first.remaining),
-        (counts(2, 2, 0), counts(1, 3, 0))
+        (counts(2, 2, 0), counts(1, 2, 0))
     );
+    assert_eq!(backend.purge_preview(&policy, now).await, counts(1, 3, 0));
     let second = backend.purge_batch(&policy, now, 2).await;
     assert_eq!(
         (second.purged, second.remaining),

@@ -15,6 +15,8 @@ mod private_files;
 mod purge;
 mod reader;
 mod rewrap;
+#[cfg(test)]
+mod scan_plans_tests;
 mod schema;
 mod write_backoff;
 
@@ -356,7 +358,10 @@ impl SqliteStore {
         } else {
             0
         };
-        let remaining = self.purge_preview(policy, now_ms).await?;
+        let policy = *policy;
+        let remaining = self
+            .read(move |reader| reader.purge_due_up_to(&policy, now_ms, limit.max(1)))
+            .await?;
         Ok(PurgeProgress {
             purged,
             remaining,
