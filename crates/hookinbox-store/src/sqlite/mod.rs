@@ -7,7 +7,6 @@
 
 mod accept;
 mod checkpointer;
-mod commit_stall;
 mod group_commit;
 mod outbox;
 mod payload_log;
@@ -18,6 +17,7 @@ mod rewrap;
 #[cfg(test)]
 mod scan_plans_tests;
 mod schema;
+mod stall_point;
 mod write_backoff;
 
 use std::path::{Path, PathBuf};
@@ -41,6 +41,7 @@ use crate::{
 };
 use group_commit::{BatchLimits, OpError, TxOp, WriteOp};
 use payload_log::PayloadLog;
+use stall_point::StallPoint;
 
 /// Tuning of the SQLite store.
 #[derive(Debug, Clone)]
@@ -349,6 +350,7 @@ impl SqliteStore {
                 Ok(purge::purge(conn, &rules, now_ms, limit)?)
             })
             .await?;
+        StallPoint::Purge.wait_while_armed_async().await;
         let segments_deleted = if rules.raw_payload.is_some() || rules.dedup.is_some() {
             let reader = Arc::clone(&self.reader);
             self.write(0, move |_, payloads| {
