@@ -136,6 +136,12 @@ impl Endpoint {
         self.matches.last_24h(version, now)
     }
 
+    /// Every secret version (in the ring or removed from it by a reload)
+    /// that verified requests in the 24 hours up to `now`, with its count.
+    pub fn all_matches_last_24h(&self, now: i64) -> Vec<(String, u64)> {
+        self.matches.all_last_24h(now)
+    }
+
     /// The verifier in use now.
     pub fn verifier(&self) -> Arc<Verifier> {
         Arc::clone(&self.verifier.read().unwrap_or_else(PoisonError::into_inner))
