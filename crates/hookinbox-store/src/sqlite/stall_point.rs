@@ -73,29 +73,46 @@ impl StallPoint {
 
     /// Blocks the calling (writer) thread while the stall file exists.
     pub(crate) fn wait_while_armed(self) {
-        let Some(path) = self.armed() else {
-            return;
-        };
-        let started = Instant::now();
-        if path.exists() {
-            let _ = std::fs::write(Self::reached_marker(path), b"");
-        }
-        while path.exists() && started.elapsed() < LONGEST_STALL {
-            std::thread::sleep(POLL);
+        if let Some(stall) = self.arrive() {
+            while stall.holds() {
+                std::thread::sleep(POLL);
+            }
         }
     }
 
     /// Waits, without blocking a runtime thread, while the stall file exists.
     pub(crate) async fn wait_while_armed_async(self) {
-        let Some(path) = self.armed() else {
-            return;
-        };
-        let started = Instant::now();
+        if let Some(stall) = self.arrive() {
+            while stall.holds() {
+                tokio::time::sleep(POLL).await;
+            }
+        }
+    }
+
+    /// At the point: when armed, marks it reached (if the file exists) and
+    /// says how long to hold.
+    fn arrive(self) -> Option<Stall> {
+        let path = self.armed()?;
         if path.exists() {
             let _ = std::fs::write(Self::reached_marker(path), b"");
         }
-        while path.exists() && started.elapsed() < LONGEST_STALL {
-            tokio::time::sleep(POLL).await;
-        }
+        Some(Stall {
+            path,
+            started: Instant::now(),
+        })
+    }
+}
+
+/// One hold at an armed point.
+struct Stall {
+    path: &'static Path,
+    started: Instant,
+}
+
+impl Stall {
+    /// Whether to go on waiting: the file is still there, and the stall is
+    /// not yet at its longest.
+    fn holds(&self) -> bool {
+        self.path.exists() && self.started.elapsed() < LONGEST_STALL
     }
 }
