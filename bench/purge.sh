@@ -36,6 +36,10 @@
 # Usage: bench/purge.sh [--rounds N] [--rows N] [--rate R] [--duration S]
 #                       [--warmup S] [--batch N] [--body-bytes N]
 #                       [--quiet-wait S] [--quiet-max PCT] [--no-build]
+#                       [--template DIR]
+#
+# --template DIR keeps the preloaded database in DIR (made there if DIR has
+# no inbox.db, reused as it is if it has), to rerun without preloading again.
 set -euo pipefail
 
 ROUNDS=3
@@ -48,6 +52,7 @@ BODY_BYTES=256
 QUIET_WAIT=120
 QUIET_MAX=25
 BUILD=1
+TEMPLATE=""
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 
@@ -63,6 +68,7 @@ while (($#)); do
     --quiet-wait) QUIET_WAIT=$2; shift 2 ;;
     --quiet-max) QUIET_MAX=$2; shift 2 ;;
     --no-build) BUILD=0; shift ;;
+    --template) TEMPLATE=$2; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -176,11 +182,16 @@ old_rows_due() {
     "$BIN/hookinbox" purge --dry-run --config "$1/bench.toml" | awk '$1 == "events" {print $2}'
 }
 
-echo "== preloading $ROWS old events ($BODY_BYTES B bodies)" >&2
-mkdir -p "$WORK/template"
-"$BIN/preload" --db "$WORK/template/inbox.db" --events "$ROWS" --body-bytes "$BODY_BYTES" \
-    2>&1 | tee "$OUT/logs/preload.txt" >&2
-du -sh "$WORK/template" | tee -a "$OUT/logs/preload.txt" >&2
+[[ -n "$TEMPLATE" ]] || TEMPLATE="$WORK/template"
+mkdir -p "$TEMPLATE"
+if [[ -e "$TEMPLATE/inbox.db" ]]; then
+    echo "== reusing the preloaded database in $TEMPLATE" >&2
+else
+    echo "== preloading $ROWS old events ($BODY_BYTES B bodies)" >&2
+    "$BIN/preload" --db "$TEMPLATE/inbox.db" --events "$ROWS" --body-bytes "$BODY_BYTES" \
+        2>&1 | tee "$OUT/logs/preload.txt" >&2
+fi
+du -sh "$TEMPLATE" | tee -a "$OUT/logs/preload.txt" >&2
 
 # One measurement: kind (purge|no-purge|baseline), round.
 measure() {
@@ -189,7 +200,7 @@ measure() {
     if [[ $kind == baseline ]]; then
         mkdir -p "$dir"
     else
-        cp -r "$WORK/template" "$dir"
+        cp -r "$TEMPLATE" "$dir"
     fi
     write_config "$dir" "$([[ $kind == purge ]] && echo 1 || echo 0)"
     local quiet due_before=null due_after=null
@@ -213,6 +224,9 @@ measure() {
     local purge_logged=0
     grep -q "Purged under the retention rules." "$OUT/logs/$name.log" && purge_logged=1
     stop_server
+    # The purge went on until the server stopped: the old rows left now.
+    local due_at_stop=null
+    [[ $kind == purge ]] && due_at_stop=$(old_rows_due "$dir")
     local rows=null
     if [[ $kind != baseline ]]; then
         rows=$("$BIN/hookinbox" stats --json --config "$dir/bench.toml" |
@@ -220,10 +234,10 @@ measure() {
     fi
     rm -rf "$dir"
     python3 - "$OUT/runs/$name.meta.json" "$OUT/runs/$name.loadgen.json" "$kind" "$round" \
-        "$rows" "$due_before" "$due_after" "$purge_logged" "$start" "$end" "$quiet" \
+        "$rows" "$due_before" "$due_after" "$due_at_stop" "$purge_logged" "$start" "$end" "$quiet" \
         "$((busy1 - busy0))" "$((srv1 - srv0))" "$ROWS" <<'PY'
 import json, os, sys
-(path, report_path, kind, rnd, rows, before, after, logged, start, end, quiet,
+(path, report_path, kind, rnd, rows, before, after, at_stop, logged, start, end, quiet,
  busy, server, preloaded) = sys.argv[1:]
 hz = os.sysconf("SC_CLK_TCK")
 report = json.load(open(report_path))
@@ -241,9 +255,9 @@ meta = {
     "ok": report["ok"], "non_2xx": report["non_2xx"], "errors": report["errors"],
 }
 if kind != "baseline":
-    left = int(after) if after != "null" else int(preloaded)
+    left = int(at_stop) if kind == "purge" else int(preloaded)
     meta["rows"] = int(rows)
-    meta["durable"] = int(rows) == acked + (left if kind == "purge" else int(preloaded))
+    meta["durable"] = int(rows) == acked + left
 if kind == "purge":
     meta["old_due_before"] = int(before)
     meta["old_due_after"] = int(after)

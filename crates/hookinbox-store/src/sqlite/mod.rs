@@ -335,9 +335,10 @@ impl SqliteStore {
 
 impl SqliteStore {
     /// Purges under `policy` at `now_ms`, up to `limit` items per rule, in
-    /// one write of the group commit, then deletes the payload segments no
-    /// row references any more (see `purge`). Loop until
-    /// [`PurgeProgress::is_done`].
+    /// one write of the group commit (cut short after about 2 ms of
+    /// deleting, once 16 items are done: the accepts of the same commit
+    /// wait for it), then deletes the payload segments no row references
+    /// any more (see `purge`). Loop until [`PurgeProgress::is_done`].
     pub async fn purge_batch(
         &self,
         policy: &RetentionPolicy,
@@ -347,7 +348,7 @@ impl SqliteStore {
         let rules = *policy;
         let purged = self
             .write(0, move |conn, _| {
-                Ok(purge::purge(conn, &rules, now_ms, limit)?)
+                Ok(purge::purge(conn, &rules, now_ms, limit, purge::OP_BUDGET)?)
             })
             .await?;
         StallPoint::Purge.wait_while_armed_async().await;

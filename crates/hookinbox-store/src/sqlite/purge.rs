@@ -24,6 +24,8 @@
 //! ones it may visit again. The statements have no `ORDER BY`: sorting
 //! by anything but the index would read every due row to take a few.
 
+use std::time::{Duration, Instant};
+
 use rusqlite::{params, Connection};
 
 use super::group_commit::OpError;
@@ -127,20 +129,59 @@ fn due_ids<T: rusqlite::types::FromSql>(
         .collect()
 }
 
+/// How long one purge op may keep the writer busy deleting: the accepts
+/// committed in the same transaction wait for it, so its length is what a
+/// purge adds to their latency. The `batch` a caller asks for is the most
+/// an op takes; this bounds it by time on a slow disk or a busy machine.
+pub(crate) const OP_BUDGET: Duration = Duration::from_millis(2);
+
+/// Items an op always purges before the time budget applies, so every op
+/// progresses (and small batches, like the tests', are never cut short).
+pub(crate) const MIN_ITEMS_PER_OP: usize = 16;
+
+/// The time budget of one op, over all its rules.
+struct OpBudget {
+    started: Instant,
+    budget: Duration,
+    items: usize,
+}
+
+impl OpBudget {
+    fn new(budget: Duration) -> OpBudget {
+        OpBudget {
+            started: Instant::now(),
+            budget,
+            items: 0,
+        }
+    }
+
+    /// Whether the op may purge one more item (and counts it).
+    fn take(&mut self) -> bool {
+        let allowed = self.items < MIN_ITEMS_PER_OP || self.started.elapsed() < self.budget;
+        if allowed {
+            self.items += 1;
+        }
+        allowed
+    }
+}
+
 /// Purges up to `limit` items per rule, inside the writer's transaction:
 /// whole events first (their bodies go with them), then bodies, then dead
-/// deliveries. Returns what it purged.
+/// deliveries; it stops early once `budget` is spent (after
+/// [`MIN_ITEMS_PER_OP`]), and the next batch goes on. Returns what it purged.
 pub(crate) fn purge(
     conn: &Connection,
     policy: &RetentionPolicy,
     now_ms: i64,
     limit: usize,
+    budget: Duration,
 ) -> Result<PurgeCounts, rusqlite::Error> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let mut budget = OpBudget::new(budget);
     let mut purged = PurgeCounts::default();
     if let Some(cutoff) = RetentionPolicy::cutoff_ms(policy.dedup, now_ms) {
         let ids: Vec<String> = due_ids(conn, &events_due(), cutoff, limit)?;
-        for id in &ids {
+        for id in ids.iter().take_while(|_| budget.take()) {
             conn.prepare_cached(
                 "DELETE FROM delivery_attempt
                  WHERE delivery_id IN (SELECT id FROM delivery WHERE inbox_id = ?1)",
@@ -152,12 +193,12 @@ pub(crate) fn purge(
                 .execute(params![id])?;
             conn.prepare_cached("DELETE FROM inbox WHERE id = ?1")?
                 .execute(params![id])?;
+            purged.events += 1;
         }
-        purged.events = ids.len() as u64;
     }
     if let Some(cutoff) = RetentionPolicy::cutoff_ms(policy.raw_payload, now_ms) {
         let ids: Vec<String> = due_ids(conn, &raw_payload_due(), cutoff, limit)?;
-        for id in &ids {
+        for id in ids.iter().take_while(|_| budget.take()) {
             // The audit headers go too; what is left of them is plain, so
             // the row names no key.
             conn.prepare_cached(
@@ -168,18 +209,18 @@ pub(crate) fn purge(
             .execute(params![id])?;
             conn.prepare_cached("DELETE FROM inbox_payload WHERE inbox_id = ?1")?
                 .execute(params![id])?;
+            purged.raw_payloads += 1;
         }
-        purged.raw_payloads = ids.len() as u64;
     }
     if let Some(cutoff) = RetentionPolicy::cutoff_ms(policy.dead_deliveries, now_ms) {
         let ids: Vec<i64> = due_ids(conn, DEAD_DELIVERIES_DUE, cutoff, limit)?;
-        for id in &ids {
+        for id in ids.iter().take_while(|_| budget.take()) {
             conn.prepare_cached("DELETE FROM delivery_attempt WHERE delivery_id = ?1")?
                 .execute(params![id])?;
             conn.prepare_cached("DELETE FROM delivery WHERE id = ?1")?
                 .execute(params![id])?;
+            purged.dead_deliveries += 1;
         }
-        purged.dead_deliveries = ids.len() as u64;
     }
     Ok(purged)
 }
@@ -208,4 +249,52 @@ pub(crate) fn delete_unreferenced_segments(
 
 fn io_error(error: std::io::Error) -> OpError {
     OpError::Unavailable(format!("payload log: {error}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_old_events(n: usize) -> Connection {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::schema::migrate(&mut conn).unwrap();
+        for k in 0..n {
+            conn.execute(
+                "INSERT INTO inbox (id, endpoint_id, provider, provider_event_id, received_at_ms,
+                                    payload_sha256, audit_headers, matched_secret_version, status)
+                 VALUES (?1, 'e', 'lab', ?1, 1000, x'00', '[]', 'v1', 'PROCESSED')",
+                params![format!("{k:04}")],
+            )
+            .unwrap();
+        }
+        conn
+    }
+
+    fn dedup_only() -> RetentionPolicy {
+        RetentionPolicy {
+            raw_payload: None,
+            dedup: Some(Duration::from_secs(1)),
+            dead_deliveries: None,
+        }
+    }
+
+    #[test]
+    fn an_op_stops_at_its_time_budget_after_the_minimum() {
+        let conn = with_old_events(40);
+        let spent = purge(&conn, &dedup_only(), 100_000, 1000, Duration::ZERO).unwrap();
+        assert_eq!(spent.events, MIN_ITEMS_PER_OP as u64);
+        let ample = purge(
+            &conn,
+            &dedup_only(),
+            100_000,
+            1000,
+            Duration::from_secs(3600),
+        )
+        .unwrap();
+        assert_eq!(ample.events, 40 - MIN_ITEMS_PER_OP as u64);
+        let left: i64 = conn
+            .query_row("SELECT count(*) FROM inbox", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(left, 0);
+    }
 }

@@ -29,6 +29,7 @@ pub async fn run(config_path: &Path, dry_run: bool, out: &mut impl Write) -> any
         &policy,
         now_ms,
         settings.retention.batch.get(),
+        retention::Pace::Unpaced,
         |total| {
             progress.update(format_args!(
                 "purged {} raw payloads, {} events, {} dead deliveries",
