@@ -55,6 +55,7 @@ QUIET_MAX=25
 BUILD=1
 TEMPLATE=""
 
+ARGS="$*"
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 
 while (($#)); do
@@ -289,7 +290,7 @@ for round in $(seq "$ROUNDS"); do
     done
 done
 
-python3 - "$OUT" "$RATE" "$ROWS" "$BATCH" "$BODY_BYTES" "$*" <<'PY' | tee "$OUT/summary.md"
+python3 - "$OUT" "$RATE" "$ROWS" "$BATCH" "$BODY_BYTES" "$ARGS" <<'PY' | tee "$OUT/summary.md"
 import glob, json, statistics, sys
 out, rate, rows, batch, body, args = sys.argv[1:]
 runs = [json.load(open(p)) for p in sorted(glob.glob(f"{out}/runs/*.meta.json"))]
