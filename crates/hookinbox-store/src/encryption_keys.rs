@@ -8,13 +8,14 @@
 //! key and make it active, let `rewrap_batch` (on either store) re-seal
 //! the old records under it, then drop the old key.
 //!
-//! Key bytes are zeroized when the ring is dropped, and `Debug` shows the
-//! key ids only, never a key.
+//! Each key is a `SecretBox` (the `secrecy` crate: the one secret type of
+//! hookinbox), zeroized when the ring is dropped; `Debug` shows the key
+//! ids only, never a key.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
-use zeroize::Zeroizing;
+use secrecy::{ExposeSecret, SecretBox};
 
 /// Bytes in a key.
 pub const KEY_BYTES: usize = 32;
@@ -22,12 +23,13 @@ pub const KEY_BYTES: usize = 32;
 /// Longest key id: it is stored with every record.
 pub const MAX_KEY_ID_BYTES: usize = 64;
 
-/// One key's bytes, zeroized on drop.
-type Key = Zeroizing<[u8; KEY_BYTES]>;
+/// One key's bytes: redacted in `Debug`, zeroized on drop. Build one in
+/// place (`SecretBox::init_with_mut`) so no copy is left on the stack.
+pub type EncryptionKey = SecretBox<[u8; KEY_BYTES]>;
 
 /// The key ring: key id → key, and the active key id.
 pub struct EncryptionKeys {
-    keys: BTreeMap<String, Key>,
+    keys: BTreeMap<String, EncryptionKey>,
     active: String,
 }
 
@@ -46,11 +48,11 @@ impl EncryptionKeys {
     /// A ring holding one key, which is the active one.
     pub fn new(
         active_id: impl Into<String>,
-        active_key: [u8; KEY_BYTES],
+        active_key: EncryptionKey,
     ) -> Result<EncryptionKeys, EncryptionKeysError> {
         let active = checked_key_id(active_id.into())?;
         let mut keys = BTreeMap::new();
-        keys.insert(active.clone(), Zeroizing::new(active_key));
+        keys.insert(active.clone(), active_key);
         Ok(EncryptionKeys { keys, active })
     }
 
@@ -58,13 +60,13 @@ impl EncryptionKeys {
     pub fn with_key(
         mut self,
         id: impl Into<String>,
-        key: [u8; KEY_BYTES],
+        key: EncryptionKey,
     ) -> Result<EncryptionKeys, EncryptionKeysError> {
         let id = checked_key_id(id.into())?;
         if self.keys.contains_key(&id) {
             return Err(EncryptionKeysError::DuplicateKeyId(id));
         }
-        self.keys.insert(id, Zeroizing::new(key));
+        self.keys.insert(id, key);
         Ok(self)
     }
 
@@ -85,7 +87,7 @@ impl EncryptionKeys {
 
     /// The key with this id, if the ring has it.
     pub(crate) fn key(&self, id: &str) -> Option<&[u8; KEY_BYTES]> {
-        self.keys.get(id).map(|key| &**key)
+        self.keys.get(id).map(ExposeSecret::expose_secret)
     }
 }
 
@@ -115,9 +117,9 @@ mod tests {
 
     #[test]
     fn debug_names_the_key_ids_and_never_the_key_bytes() {
-        let keys = EncryptionKeys::new("k2", [0xAB; 32])
+        let keys = EncryptionKeys::new("k2", secrecy::SecretBox::new(Box::new([0xAB; 32])))
             .unwrap()
-            .with_key("k1", [0xCD; 32])
+            .with_key("k1", secrecy::SecretBox::new(Box::new([0xCD; 32])))
             .unwrap();
         let debug = format!("{keys:?}");
         assert!(debug.contains("k1") && debug.contains("k2"), "{debug}");
@@ -135,13 +137,14 @@ mod tests {
     fn key_ids_are_checked_and_unique() {
         for bad in ["", "has space", "tab\t", &"x".repeat(65), "é"] {
             assert_eq!(
-                EncryptionKeys::new(bad, [0; 32]).unwrap_err(),
+                EncryptionKeys::new(bad, secrecy::SecretBox::new(Box::new([0; 32]))).unwrap_err(),
                 EncryptionKeysError::InvalidKeyId(bad.to_owned())
             );
         }
-        let keys = EncryptionKeys::new("k1", [0; 32]).unwrap();
+        let keys = EncryptionKeys::new("k1", secrecy::SecretBox::new(Box::new([0; 32]))).unwrap();
         assert_eq!(
-            keys.with_key("k1", [1; 32]).unwrap_err(),
+            keys.with_key("k1", secrecy::SecretBox::new(Box::new([1; 32])))
+                .unwrap_err(),
             EncryptionKeysError::DuplicateKeyId("k1".into())
         );
     }

@@ -68,7 +68,9 @@ impl PurgeCounts {
 pub struct PurgeProgress {
     /// Purged by this batch: at most the batch's limit per rule.
     pub purged: PurgeCounts,
-    /// Still due after it (as `purge_preview` would count now).
+    /// Still due after it, each rule counted up to the batch's limit
+    /// (`purge_preview` counts all): zero means that rule is done. A full
+    /// count after every batch would read the whole backlog each time.
     pub remaining: PurgeCounts,
     /// Payload segments deleted because no row references them any more
     /// (SQLite; always 0 on PostgreSQL).

@@ -216,7 +216,7 @@ mod tests {
     use super::*;
 
     fn ring() -> EncryptionKeys {
-        EncryptionKeys::new("k1", [7; 32]).unwrap()
+        EncryptionKeys::new("k1", secrecy::SecretBox::new(Box::new([7; 32]))).unwrap()
     }
 
     fn is_corrupt_naming(error: StoreError, inbox_id: &str, key_id: &str) -> bool {
@@ -263,7 +263,8 @@ mod tests {
             &sealed.bytes,
         );
         assert!(is_corrupt_naming(swapped.unwrap_err(), "row-a", "k1"));
-        let wrong_key = EncryptionKeys::new("k1", [8; 32]).unwrap();
+        let wrong_key =
+            EncryptionKeys::new("k1", secrecy::SecretBox::new(Box::new([8; 32]))).unwrap();
         let wrong = open(
             Some(&wrong_key),
             "k1",

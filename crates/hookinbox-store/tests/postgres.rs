@@ -13,10 +13,11 @@ use std::time::Duration;
 use hookinbox_store::postgres::{self, PostgresUrl};
 use hookinbox_store::{
     AcceptOutcome, HandledEvent, HandlerDelivery, HandlerError, PostgresHandler, PostgresOptions,
-    PostgresReader, PostgresStore, ReplaySelector, Settlement, Store, StoreError, StoreReads,
+    PostgresReader, PostgresStore, ReplaySelector, RetentionPolicy, Settlement, Store, StoreError,
+    StoreReads,
 };
 use support::cut_proxy::CutProxy;
-use support::{event, event_for_target, lease_params, postgres_url, TestSchema};
+use support::{event, event_for_target, inserted, lease_params, postgres_url, TestSchema};
 
 /// Bounds every test: a hang fails instead of stalling the suite.
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -60,6 +61,44 @@ async fn ten_processes_migrating_at_once_apply_each_migration_once() {
         store.accept(event("a", "e1", b"{}")).await.unwrap(),
         AcceptOutcome::Inserted { .. }
     ));
+}
+
+/// Migration 8 gives the bodies stored before it their event's age (the
+/// raw payload rule finds bodies by it), so they are purged like new ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_stored_before_migration_8_are_found_by_the_raw_payload_rule() {
+    let schema = TestSchema::new();
+    let store = open(&schema).await;
+    let old = inserted(&store, event("a", "before-8", b"{\"old\":1}")).await;
+    drop(store);
+    // Back to schema 7, as a database written by the previous release.
+    schema
+        .execute(
+            "DROP INDEX inbox_payload_received, inbox_key_id, delivery_dead; \
+             ALTER TABLE inbox_payload DROP COLUMN received_at_ms; \
+             DELETE FROM schema_migrations WHERE version = 8",
+        )
+        .await;
+    let store = Arc::new(PostgresStore::open(schema.options()).await.unwrap());
+    let received: Vec<i64> = schema
+        .query("SELECT received_at_ms FROM inbox_payload")
+        .await
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(received, [event("a", "x", b"{}").received_at_ms]);
+    let policy = RetentionPolicy {
+        raw_payload: Some(Duration::from_secs(1)),
+        dedup: None,
+        dead_deliveries: None,
+    };
+    let progress = store
+        .purge_batch(&policy, 1_800_000_000_000, 10)
+        .await
+        .unwrap();
+    assert_eq!(progress.purged.raw_payloads, 1);
+    let stored = store.load_event(&old).await.unwrap().unwrap();
+    assert_eq!(stored.payload, None);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -298,7 +337,7 @@ fn options_via(schema: &TestSchema, proxy: &CutProxy) -> PostgresOptions {
     options.url = PostgresUrl::parse(&url).unwrap();
     options.password = config
         .get_password()
-        .map(|p| String::from_utf8_lossy(p).into_owned());
+        .map(|p| String::from_utf8_lossy(p).into_owned().into());
     options.connect_timeout = Duration::from_millis(500);
     options
 }

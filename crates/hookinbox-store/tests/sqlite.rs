@@ -334,7 +334,8 @@ async fn storage_files_left_readable_by_others_are_made_private_at_open() {
 
 fn keys(id: &str, byte: u8) -> Option<Arc<hookinbox_store::EncryptionKeys>> {
     Some(Arc::new(
-        hookinbox_store::EncryptionKeys::new(id, [byte; 32]).unwrap(),
+        hookinbox_store::EncryptionKeys::new(id, secrecy::SecretBox::new(Box::new([byte; 32])))
+            .unwrap(),
     ))
 }
 

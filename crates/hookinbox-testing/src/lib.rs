@@ -12,6 +12,8 @@
 //!   for a target that is down until a test starts it;
 //! - [`TestPki`]: a throwaway CA and server certificate;
 //! - [`database`]: the store's rows read through a connection of the test's own;
+//! - [`lab_stored_event`] / [`test_encryption_keys`]: events written into a
+//!   store directly, with a receive time in the past;
 //! - [`ledger`]: the business handler embedders' tests and the example apply.
 //!
 //! It depends on the store and the verifier, never on the service crate, so
@@ -26,6 +28,7 @@ mod metrics;
 mod pki;
 mod signed;
 mod sink;
+mod stored_events;
 mod wait;
 
 pub use config::{
@@ -40,4 +43,5 @@ pub use signed::{
     basic, github_signed, lab_event, lab_signed, mailgun_signed, now, stripe_signed, Signed,
 };
 pub use sink::{Received, ReservedPort, Sink};
+pub use stored_events::{lab_stored_event, test_encryption_keys};
 pub use wait::eventually;

@@ -2,44 +2,22 @@
 //! provider has decoded it. Each provider decides that decoding (Stripe uses
 //! the whole `whsec_…` string, Standard Webhooks base64 after `whsec_`, Adyen
 //! hex), so a secret that cannot be decoded is caught at start-up.
+//!
+//! Shared-secret key bytes are a [`SecretSlice`] (the `secrecy` crate's
+//! `SecretBox`, the one secret type of hookinbox): `Debug` is redacted and
+//! the bytes are zeroed when dropped.
 
 use base64::Engine;
-use zeroize::Zeroize;
-
-/// Secret key bytes. Never printed: `Debug` is redacted and the bytes are
-/// zeroed when dropped.
-#[derive(Clone, PartialEq, Eq)]
-pub struct SecretBytes(Vec<u8>);
-
-impl SecretBytes {
-    pub fn new(bytes: impl Into<Vec<u8>>) -> Self {
-        SecretBytes(bytes.into())
-    }
-
-    pub fn expose(&self) -> &[u8] {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for SecretBytes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SecretBytes([redacted])")
-    }
-}
-
-impl Drop for SecretBytes {
-    fn drop(&mut self) {
-        self.0.zeroize();
-    }
-}
+use secrecy::SecretSlice;
+use zeroize::Zeroizing;
 
 /// A key able to check one family of signatures.
 #[derive(Debug, Clone)]
 pub enum Key {
     /// A shared secret for HMAC (SHA-256 or SHA-1, as the candidate says).
-    Hmac(SecretBytes),
+    Hmac(SecretSlice<u8>),
     /// A shared token compared as a whole (GitLab's `X-Gitlab-Token`).
-    Token(SecretBytes),
+    Token(SecretSlice<u8>),
     /// An Ed25519 public key.
     Ed25519(ed25519_dalek::VerifyingKey),
     /// An ECDSA P-256 public key (signatures over SHA-256).
@@ -66,27 +44,27 @@ impl Key {
     /// An HMAC key made of the secret string's own bytes.
     pub fn hmac_from_utf8(secret: &str) -> Result<Key, KeyError> {
         non_empty(secret)?;
-        Ok(Key::Hmac(SecretBytes::new(secret.as_bytes())))
+        Ok(Key::Hmac(secret_bytes(secret.as_bytes())))
     }
 
     /// A token key made of the secret string's own bytes.
     pub fn token_from_utf8(secret: &str) -> Result<Key, KeyError> {
         non_empty(secret)?;
-        Ok(Key::Token(SecretBytes::new(secret.as_bytes())))
+        Ok(Key::Token(secret_bytes(secret.as_bytes())))
     }
 
     /// An HMAC key from standard base64 (padding optional).
     pub fn hmac_from_base64(encoded: &str) -> Result<Key, KeyError> {
         non_empty(encoded)?;
-        let bytes = decode_base64(encoded).ok_or(KeyError::Base64)?;
-        Ok(Key::Hmac(SecretBytes::new(bytes)))
+        let bytes = Zeroizing::new(decode_base64(encoded).ok_or(KeyError::Base64)?);
+        Ok(Key::Hmac(secret_bytes(&bytes)))
     }
 
     /// An HMAC key from hex.
     pub fn hmac_from_hex(encoded: &str) -> Result<Key, KeyError> {
         non_empty(encoded)?;
-        let bytes = hex::decode(encoded.trim()).map_err(|_| KeyError::Hex)?;
-        Ok(Key::Hmac(SecretBytes::new(bytes)))
+        let bytes = Zeroizing::new(hex::decode(encoded.trim()).map_err(|_| KeyError::Hex)?);
+        Ok(Key::Hmac(secret_bytes(&bytes)))
     }
 
     /// An Ed25519 public key from its 32 raw bytes.
@@ -117,6 +95,12 @@ impl Key {
             Key::EcdsaP256(_) => "ecdsa-p256",
         }
     }
+}
+
+/// A copy of `bytes` as a secret, allocated at its exact length (a vector
+/// that had to shrink would leave its first buffer behind, not zeroed).
+fn secret_bytes(bytes: &[u8]) -> SecretSlice<u8> {
+    SecretSlice::from(bytes.to_vec())
 }
 
 fn non_empty(secret: &str) -> Result<(), KeyError> {

@@ -43,11 +43,14 @@ pub use adapter::Adapter;
 pub use coverage::{BodyCoverage, SignatureCoverage, UnsignedMetadata};
 pub use envelope::{Envelope, Outcome, Reply};
 pub use headers::Headers;
-pub use key::{Key, KeyError, SecretBytes};
+pub use key::{Key, KeyError};
 pub use key_ring::{KeyRing, SecretVersion};
 pub use refusal::{Reason, Refusal};
 pub use registry::{adapter_for, provider_names, AdapterSettings, SettingsError};
 pub use request::Request;
+// The secret types of `SecretInput` and `Key`, so a caller needs no `secrecy`
+// of its own (nor a matching version of it).
+pub use secrecy::{ExposeSecret, SecretSlice, SecretString};
 pub use signature::{Algorithm, Candidate, SignatureClaim, SignedMessage};
 pub use signature_header::{SignatureEncoding, SignatureHeader};
 pub use signature_list::SignatureList;

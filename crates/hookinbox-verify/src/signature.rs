@@ -12,6 +12,8 @@ use hmac::{Hmac, Mac};
 use sha2::Digest;
 use subtle::ConstantTimeEq;
 
+use secrecy::ExposeSecret;
+
 use crate::Key;
 
 /// The algorithm of one presented signature.
@@ -140,12 +142,15 @@ impl<'r> SignatureClaim<'r> {
     pub fn is_signed_by(&self, key: &Key) -> bool {
         match key {
             Key::Hmac(secret) => {
-                self.hmac_matches::<Hmac<sha2::Sha256>>(secret.expose(), Algorithm::HmacSha256)
-                    || self.hmac_matches::<Hmac<sha1::Sha1>>(secret.expose(), Algorithm::HmacSha1)
+                self.hmac_matches::<Hmac<sha2::Sha256>>(
+                    secret.expose_secret(),
+                    Algorithm::HmacSha256,
+                ) || self
+                    .hmac_matches::<Hmac<sha1::Sha1>>(secret.expose_secret(), Algorithm::HmacSha1)
             }
             Key::Token(token) => {
                 // Compare digests so the comparison time does not reveal the token length.
-                let expected = sha2::Sha256::digest(token.expose());
+                let expected = sha2::Sha256::digest(token.expose_secret());
                 self.of(Algorithm::Token).fold(false, |found, candidate| {
                     let presented = sha2::Sha256::digest(&candidate.bytes);
                     found | bool::from(presented.ct_eq(&expected))
@@ -226,7 +231,7 @@ impl<'r> SignatureClaim<'r> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::SecretBytes;
+    use secrecy::SecretSlice;
 
     #[test]
     fn hmac_over_pieces_equals_hmac_over_whole() {
@@ -239,8 +244,8 @@ mod tests {
                 hmac_sha256(b"k", &[b"123.{\"id\":1}"]),
             )],
         };
-        assert!(claim.is_signed_by(&Key::Hmac(SecretBytes::new(b"k".to_vec()))));
-        assert!(!claim.is_signed_by(&Key::Hmac(SecretBytes::new(b"j".to_vec()))));
+        assert!(claim.is_signed_by(&Key::Hmac(SecretSlice::from(b"k".to_vec()))));
+        assert!(!claim.is_signed_by(&Key::Hmac(SecretSlice::from(b"j".to_vec()))));
     }
 
     #[test]
@@ -255,7 +260,7 @@ mod tests {
                 hmac_sha256(b"k", &[signed]),
             )],
         };
-        let key = Key::Hmac(SecretBytes::new(b"k".to_vec()));
+        let key = Key::Hmac(SecretSlice::from(b"k".to_vec()));
         assert!(claim(b"https://h/x").is_signed_by(&key));
         assert!(claim(b"https://h:443/x").is_signed_by(&key));
         assert!(!claim(b"https://h:80/x").is_signed_by(&key));
@@ -286,6 +291,6 @@ mod tests {
             message: SignedMessage::new().owned("m"),
             candidates: vec![Candidate::new(Algorithm::Token, b"k".to_vec())],
         };
-        assert!(!claim.is_signed_by(&Key::Hmac(SecretBytes::new(b"k".to_vec()))));
+        assert!(!claim.is_signed_by(&Key::Hmac(SecretSlice::from(b"k".to_vec()))));
     }
 }

@@ -3,6 +3,8 @@
 //! version, check the signed timestamp in both directions, and only then read
 //! the verified body.
 
+use secrecy::{ExposeSecret, SecretString};
+
 use crate::{
     freshness, Adapter, Envelope, KeyError, KeyRing, Outcome, Refusal, Request, SecretVersion,
     UnsignedMetadata,
@@ -14,30 +16,14 @@ use crate::{
 /// for one unauthenticated request. Refused before any cryptography.
 pub const MAX_SIGNATURE_CANDIDATES: usize = 8;
 
-/// One configured secret, before its provider decodes it.
-#[derive(Clone)]
+/// One configured secret, before its provider decodes it. The value is a
+/// [`SecretString`]: redacted in `Debug`, zeroed when dropped.
+#[derive(Debug, Clone)]
 pub struct SecretInput {
     pub version: String,
-    pub value: String,
+    pub value: SecretString,
     pub not_before: Option<i64>,
     pub not_after: Option<i64>,
-}
-
-impl std::fmt::Debug for SecretInput {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SecretInput")
-            .field("version", &self.version)
-            .field("value", &"[redacted]")
-            .field("not_before", &self.not_before)
-            .field("not_after", &self.not_after)
-            .finish()
-    }
-}
-
-impl Drop for SecretInput {
-    fn drop(&mut self) {
-        zeroize::Zeroize::zeroize(&mut self.value);
-    }
 }
 
 /// Why a verifier could not be built from configuration.
@@ -144,7 +130,7 @@ impl Verifier {
                 return Err(VerifierError::DuplicateVersion(secret.version.clone()));
             }
             let key = adapter
-                .parse_key(&secret.value)
+                .parse_key(secret.value.expose_secret())
                 .map_err(|source| VerifierError::Key {
                     version: secret.version.clone(),
                     source,

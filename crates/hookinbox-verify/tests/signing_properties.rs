@@ -44,7 +44,7 @@ struct Signed {
 fn verifier(adapter: Box<dyn Adapter>, secret: String) -> Verifier {
     let secret = SecretInput {
         version: "1".into(),
-        value: secret,
+        value: secret.into(),
         not_before: None,
         not_after: None,
     };

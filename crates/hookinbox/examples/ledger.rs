@@ -300,7 +300,7 @@ fn ledger_app(
         adapter_for("lab", &AdapterSettings::default())?,
         [SecretInput {
             version: "1".into(),
-            value: secret.to_owned(),
+            value: secret.into(),
             not_before: None,
             not_after: None,
         }],

@@ -6,8 +6,9 @@
 use std::sync::Arc;
 
 use base64::Engine;
-use hookinbox_store::encryption_keys::KEY_BYTES;
+use hookinbox_store::encryption_keys::{EncryptionKey as KeyBytes, KEY_BYTES};
 use hookinbox_store::EncryptionKeys;
+use secrecy::{ExposeSecret, SecretBox, SecretSlice};
 
 use crate::config::{ConfigError, Encryption, EncryptionKey, SecretSource};
 use crate::key_file::{self, KeyFile};
@@ -50,9 +51,9 @@ pub fn load(
     let ring_error = |error: hookinbox_store::EncryptionKeysError| {
         ConfigError::invalid("encryption.key", error.to_string())
     };
-    let mut ring = EncryptionKeys::new(active.clone(), *active_key).map_err(ring_error)?;
+    let mut ring = EncryptionKeys::new(active.clone(), active_key).map_err(ring_error)?;
     for (id, bytes) in older {
-        ring = ring.with_key(id, *bytes).map_err(ring_error)?;
+        ring = ring.with_key(id, bytes).map_err(ring_error)?;
     }
     Ok(Some(Arc::new(ring)))
 }
@@ -92,7 +93,7 @@ fn read_key(
     key: &EncryptionKey,
     index: usize,
     missing: MissingKeyFile,
-) -> Result<zeroize::Zeroizing<[u8; KEY_BYTES]>, ConfigError> {
+) -> Result<KeyBytes, ConfigError> {
     let field = EncryptionKey::field(index);
     if let (SecretSource::File(path), true, MissingKeyFile::Create) =
         (&key.value, key.create_if_missing, missing)
@@ -113,17 +114,16 @@ fn read_key(
         }
     }
     let text = key.value.read(&field)?;
-    let decoded = zeroize::Zeroizing::new(
-        base64::engine::general_purpose::STANDARD
-            .decode(text.expose().trim())
-            .map_err(|_| {
-                ConfigError::invalid(
-                    key.value.field_name(&field),
-                    format!("{} is not base64", key.value.describe()),
-                )
-            })?,
-    );
-    let mut bytes = zeroize::Zeroizing::new([0u8; KEY_BYTES]);
+    let decoded: SecretSlice<u8> = base64::engine::general_purpose::STANDARD
+        .decode(text.expose_secret().trim())
+        .map_err(|_| {
+            ConfigError::invalid(
+                key.value.field_name(&field),
+                format!("{} is not base64", key.value.describe()),
+            )
+        })?
+        .into();
+    let decoded = decoded.expose_secret();
     if decoded.len() != KEY_BYTES {
         return Err(ConfigError::invalid(
             key.value.field_name(&field),
@@ -134,8 +134,9 @@ fn read_key(
             ),
         ));
     }
-    bytes.copy_from_slice(&decoded);
-    Ok(bytes)
+    Ok(SecretBox::init_with_mut(|bytes: &mut [u8; KEY_BYTES]| {
+        bytes.copy_from_slice(decoded)
+    }))
 }
 
 #[cfg(test)]

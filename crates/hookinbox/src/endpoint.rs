@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use hookinbox_verify::{adapter_for, Failure, SecretInput, Verified, Verifier};
+use secrecy::ExposeSecret;
 
 use crate::basic_auth::BasicAuth;
 use crate::config::{self, ConfigError, Settings};
@@ -63,7 +64,7 @@ impl Endpoint {
         let basic_auth = match &settings.basic_auth {
             Some(auth) => {
                 let password = auth.password.read(&field("basic_auth.password"))?;
-                Some(BasicAuth::new(&auth.username, password.expose()))
+                Some(BasicAuth::new(&auth.username, &password))
             }
             None => None,
         };
@@ -133,6 +134,12 @@ impl Endpoint {
     /// hours up to `now`.
     pub fn matches_last_24h(&self, version: &str, now: i64) -> u64 {
         self.matches.last_24h(version, now)
+    }
+
+    /// Every secret version (in the ring or removed from it by a reload)
+    /// that verified requests in the 24 hours up to `now`, with its count.
+    pub fn all_matches_last_24h(&self, now: i64) -> Vec<(String, u64)> {
+        self.matches.all_last_24h(now)
     }
 
     /// The verifier in use now.
@@ -270,12 +277,12 @@ fn build_verifier(settings: &config::Endpoint, index: usize) -> Result<Verifier,
         secret_rules::warn_if_shared(&secret.value, &value_field);
         let value = secret.value.read(&value_field)?;
         // An undecodable secret is the verifier's error to report, below.
-        if let Ok(key) = adapter.parse_key(value.expose()) {
-            secret_rules::check_length(&key, value.expose(), &secret.value, &value_field)?;
+        if let Ok(key) = adapter.parse_key(value.expose_secret()) {
+            secret_rules::check_length(&key, &value, &secret.value, &value_field)?;
         }
         secrets.push(SecretInput {
             version: secret.version.clone(),
-            value: value.expose().to_owned(),
+            value,
             not_before: secret.not_before,
             not_after: secret.not_after,
         });

@@ -3,9 +3,11 @@
 //! as `kill -9`). Unset in production, where each check is one load of a
 //! cached value.
 //!
-//! The store's writer has a stall point of its own, for the commit-deadline
-//! tests: `HOOKINBOX_FAILPOINT=stall_commit:PATH` holds every COMMIT while
-//! the file `PATH` exists (`hookinbox-store`, `sqlite/commit_stall.rs`).
+//! The store has stall points of its own: `HOOKINBOX_FAILPOINT=stall_commit:PATH`
+//! holds every COMMIT while the file `PATH` exists (the commit-deadline
+//! tests), `stall_purge:PATH` a purge batch between removing its rows and
+//! deleting their segments (the kill -9 during purge test); see
+//! `hookinbox-store`, `sqlite/stall_point.rs`.
 
 use std::sync::OnceLock;
 

@@ -15,7 +15,7 @@
 
 use std::time::Duration;
 
-use hookinbox_store::{PurgeCounts, RetentionPolicy, StoreError};
+use hookinbox_store::{RetentionPolicy, StoreError};
 use hookinbox_verify::adapter_for;
 use tokio::sync::watch;
 
@@ -43,24 +43,49 @@ pub fn policy(settings: &Settings) -> RetentionPolicy {
         .policy(longest_redelivery_window(settings))
 }
 
-/// Purges everything due at `now_ms`, batch after batch, calling
-/// `on_batch` with the running totals and what is still due after each.
+/// How a purge shares the store with ingress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pace {
+    /// Batch after batch (`hookinbox purge`: the operator asked for it now).
+    Unpaced,
+    /// `serve`'s purge task: after each batch it rests [`REST_PER_BATCH_TIME`]
+    /// times as long as the batch took (at least [`MIN_REST`]). On SQLite a
+    /// batch is one op of the writer's group commit (itself cut short after
+    /// about 2 ms of deleting), so the accepts that share its transaction
+    /// wait for it; resting leaves the writer to ingress most of the time
+    /// however large the backlog (DESIGN.md §6: purges never hold up
+    /// ingress), and a slow batch (a busy disk) makes a longer rest.
+    Background,
+}
+
+/// The purge task rests this many times as long as each batch took.
+pub const REST_PER_BATCH_TIME: u32 = 2;
+/// The shortest rest between two batches of the purge task.
+pub const MIN_REST: Duration = Duration::from_millis(5);
+
+/// Purges everything due at `now_ms`, batch after batch at `pace`, calling
+/// `on_batch` with the running totals after each.
 pub async fn purge_all(
     store: &OpenedStore,
     policy: &RetentionPolicy,
     now_ms: i64,
     batch: usize,
-    mut on_batch: impl FnMut(&Purged, &PurgeCounts),
+    pace: Pace,
+    mut on_batch: impl FnMut(&Purged),
 ) -> Result<Purged, StoreError> {
     let mut total = Purged::default();
     loop {
+        let started = std::time::Instant::now();
         let progress = store.purge_batch(policy, now_ms, batch).await?;
         total.add(&progress.purged, progress.segments_deleted);
-        on_batch(&total, &progress.remaining);
+        on_batch(&total);
         // Nothing purged while something is still due: what is left is
         // held by another process's transaction; the next run takes it.
         if progress.is_done() || progress.purged.is_empty() {
             return Ok(total);
+        }
+        if pace == Pace::Background {
+            tokio::time::sleep((started.elapsed() * REST_PER_BATCH_TIME).max(MIN_REST)).await;
         }
     }
 }
@@ -81,7 +106,7 @@ pub fn spawn_purge_task(store: OpenedStore, settings: &Settings, stopping: watch
             let store = store.clone();
             async move {
                 let now_ms = crate::clock::unix_millis();
-                match purge_all(&store, &policy, now_ms, batch, |_, _| {}).await {
+                match purge_all(&store, &policy, now_ms, batch, Pace::Background, |_| {}).await {
                     Ok(purged) => purged.emit(),
                     Err(error) => tracing::warn!(
                         message = "Retention purge failed; retrying at the next interval.",

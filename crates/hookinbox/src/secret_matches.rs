@@ -44,19 +44,41 @@ impl SecretMatches {
     /// The requests `version` verified in the 24 hours up to `now`, to
     /// the hour.
     pub fn last_24h(&self, version: &str, now: i64) -> u64 {
-        let hour = now.div_euclid(SECONDS_PER_HOUR);
         let by_version = self
             .by_version
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        by_version.get(version).map_or(0, |buckets| {
-            buckets
-                .iter()
-                .filter(|(at, _)| *at <= hour && *at > hour.saturating_sub(HOURS as i64))
-                .map(|(_, count)| count)
-                .sum()
-        })
+        by_version
+            .get(version)
+            .map_or(0, |buckets| in_window(buckets, now))
     }
+
+    /// Every version that verified a request in the 24 hours up to `now`,
+    /// with its count, by name: the ones a reload removed from the ring
+    /// included (their counts are kept, and age out like any other).
+    pub fn all_last_24h(&self, now: i64) -> Vec<(String, u64)> {
+        let by_version = self
+            .by_version
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut counts: Vec<(String, u64)> = by_version
+            .iter()
+            .map(|(version, buckets)| (version.clone(), in_window(buckets, now)))
+            .filter(|(_, count)| *count > 0)
+            .collect();
+        counts.sort();
+        counts
+    }
+}
+
+/// The sum of the buckets of the 24 hours up to `now`.
+fn in_window(buckets: &Buckets, now: i64) -> u64 {
+    let hour = now.div_euclid(SECONDS_PER_HOUR);
+    buckets
+        .iter()
+        .filter(|(at, _)| *at <= hour && *at > hour.saturating_sub(HOURS as i64))
+        .map(|(_, count)| count)
+        .sum()
 }
 
 fn bucket_of(hour: i64) -> usize {
@@ -87,5 +109,10 @@ mod tests {
         matches.record("old", day_later);
         assert_eq!(matches.last_24h("old", day_later), 1);
         assert_eq!(matches.last_24h("new", day_later), 1);
+        assert_eq!(
+            matches.all_last_24h(day_later),
+            [("new".to_owned(), 1), ("old".to_owned(), 1)]
+        );
+        assert_eq!(matches.all_last_24h(day_later + 24 * 3600), []);
     }
 }

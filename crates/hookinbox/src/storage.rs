@@ -175,13 +175,13 @@ pub async fn migrate(settings: &config::Storage, encryption: &Encryption) -> Res
     }
 }
 
-fn postgres_options(
+pub(crate) fn postgres_options(
     postgres: &PostgresDatabase,
     settings: &config::Storage,
 ) -> Result<PostgresOptions, ConfigError> {
     let mut options = PostgresOptions::new(postgres.url.clone());
     options.password = match &postgres.password {
-        Some(source) => Some(source.read("storage.password")?.expose().to_owned()),
+        Some(source) => Some(source.read("storage.password")?),
         None => None,
     };
     options.schema = postgres.schema.clone();

@@ -1,7 +1,9 @@
 //! Bodies and audit headers at rest (DESIGN.md §6), through the real
 //! binary: a marker sent in a body and a header is in no file under the
 //! data directory, yet `events show --payload` returns the body; start-up
-//! without a key is refused; the development config makes its key file on
+//! without a key is refused; on PostgreSQL the marker is in no `pg_dump`
+//! of the schema (and is, as a control, when the same run is made in
+//! plaintext); the development config makes its key file on
 //! first start and reuses it; a rotation through the config and
 //! `keys rewrap` keeps every event readable.
 
@@ -100,6 +102,69 @@ async fn a_marker_in_bodies_and_headers_is_in_no_file_of_the_data_directory() {
         )),
         "{shown}"
     );
+}
+
+/// Whether `needle` is in `haystack` as it is, or as the lowercase hex a
+/// plain `pg_dump` writes a `bytea` value in.
+fn dump_holds(haystack: &[u8], needle: &str) -> bool {
+    let contains = |needle: &[u8]| haystack.windows(needle.len()).any(|w| w == needle);
+    let hex: String = needle.bytes().map(|b| format!("{b:02x}")).collect();
+    contains(needle.as_bytes()) || contains(hex.as_bytes())
+}
+
+/// The marker test on PostgreSQL: events with a marker in the body and
+/// in two kept headers (`User-Agent`, which the audit allowlist keeps, and
+/// a custom one, which it drops), then a `pg_dump` of the schema (every
+/// table, the data as `COPY`). With a key the markers are nowhere in it;
+/// the same run without a key (`allow_plaintext`) shows the scan finds
+/// both, in the clear and as hex.
+#[tokio::test]
+async fn a_marker_in_bodies_and_headers_is_in_no_pg_dump_of_the_schema() {
+    let body_marker = "PGDUMP-BODY-3e1f-not-at-rest";
+    let header_marker = "PGDUMP-HEADER-9a0c-not-at-rest";
+    for encrypted in [true, false] {
+        let schema = support::postgres::PgSchema::new();
+        let dir = tempfile::tempdir().unwrap();
+        let unused = dir.path().join("unused.db");
+        let config = TestConfig::new(&unused);
+        let config = if encrypted {
+            config.encrypted()
+        } else {
+            config
+        };
+        let mut server = Server::start(dir.path(), &schema.config(config).to_string());
+        let client = client();
+        for n in 0..5 {
+            let body =
+                format!(r#"{{"id":"dump-{n}","type":"payment.succeeded","note":"{body_marker}"}}"#);
+            let event = lab_signed(body, now())
+                .with("user-agent", &format!("Provider/1.0 {header_marker}"))
+                .with("x-audit-marker", header_marker);
+            let answer = post(&client, &server.url("/hooks/lab"), &event).await;
+            assert_eq!(answer.status, 200, "{}", text(&answer.body));
+        }
+        server.kill9();
+
+        let dump = Command::new("pg_dump")
+            .arg(format!("--dbname={}", support::postgres::postgres_url()))
+            .arg(format!("--schema={}", schema.name))
+            .output()
+            .expect("run pg_dump (postgresql-client; .ci/services installs it)");
+        assert!(dump.status.success(), "pg_dump: {}", text(&dump.stderr));
+        let events = "COPY ".to_owned() + &schema.name + ".inbox ";
+        assert!(
+            text(&dump.stdout).contains(&events),
+            "the dump has no inbox table data"
+        );
+        for marker in [body_marker, header_marker] {
+            assert_eq!(
+                dump_holds(&dump.stdout, marker),
+                !encrypted,
+                "{marker} in a pg_dump of a {} store",
+                if encrypted { "sealed" } else { "plaintext" }
+            );
+        }
+    }
 }
 
 #[test]

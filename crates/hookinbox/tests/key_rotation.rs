@@ -90,8 +90,20 @@ async fn keys(server: &Server, args: &[&str]) -> std::process::Output {
     .unwrap()
 }
 
-/// `keys status --json`: version name → (active, matches in 24 h) of `rot`.
+/// `keys status --json`: version name → (active, matches in 24 h) of
+/// `rot`'s ring.
 async fn rot_versions(server: &Server) -> Vec<(String, bool, u64)> {
+    rot_listed(server)
+        .await
+        .into_iter()
+        .filter(|(_, in_ring, _, _)| *in_ring)
+        .map(|(version, _, active, matches)| (version, active, matches))
+        .collect()
+}
+
+/// `keys status --json`: every version of `rot` listed, those a reload
+/// removed from the ring included: (version, in_ring, active, matches).
+async fn rot_listed(server: &Server) -> Vec<(String, bool, bool, u64)> {
     let out = keys(server, &["status", "--json"]).await;
     assert!(
         out.status.success(),
@@ -112,6 +124,7 @@ async fn rot_versions(server: &Server) -> Vec<(String, bool, u64)> {
         .map(|v| {
             (
                 v["version"].as_str().unwrap().to_owned(),
+                v["in_ring"].as_bool().unwrap(),
                 v["active"].as_bool().unwrap(),
                 v["matches_24h"].as_u64().unwrap(),
             )
@@ -210,6 +223,12 @@ async fn rotation_under_load_refuses_nothing_signed_with_a_trusted_version() {
     let retired = post(&client(), &url, &signed_with(OLD, "old-late")).await;
     assert_eq!(retired.status, 401, "{:?}", retired.body);
     assert_eq!(retired.error(), "signature");
+    // Out of the ring, the old version is still listed with its count.
+    let listed = rot_listed(&server).await;
+    assert!(
+        listed.contains(&("old".to_owned(), false, false, old_sent)),
+        "{listed:?}"
+    );
     assert!(
         !server.logs().contains("Secrets not reloaded"),
         "{}",

@@ -75,8 +75,8 @@ const INSERT_ROUND: &str = "
         ON CONFLICT (endpoint_id, provider_event_id) DO NOTHING
         RETURNING id
     ), payload AS (
-        INSERT INTO inbox_payload (inbox_id, payload)
-        SELECT c.id, c.payload FROM candidate c JOIN inserted USING (id)
+        INSERT INTO inbox_payload (inbox_id, payload, received_at_ms)
+        SELECT c.id, c.payload, c.received_at_ms FROM candidate c JOIN inserted USING (id)
     ), deliveries AS (
         INSERT INTO delivery (
             inbox_id, endpoint_id, target, generation, status, attempts, next_attempt_at_ms,

@@ -27,6 +27,8 @@ mod pool;
 mod purge;
 mod reader;
 mod rewrap;
+#[cfg(test)]
+mod scan_plans_tests;
 mod schema;
 mod tls;
 mod url;
@@ -244,7 +246,7 @@ impl PostgresStore {
         let tx = client.transaction().await.map_err(PgError::from)?;
         let purged = purge::purge(&tx, policy, now_ms, limit).await?;
         tx.commit().await.map_err(PgError::from)?;
-        let remaining = purge::preview(&client, policy, now_ms).await?;
+        let remaining = purge::preview(&client, policy, now_ms, Some(limit.max(1))).await?;
         Ok(PurgeProgress {
             purged,
             remaining,
@@ -259,7 +261,7 @@ impl PostgresStore {
         now_ms: i64,
     ) -> Result<PurgeCounts, StoreError> {
         let client = self.client().await?;
-        Ok(purge::preview(&client, policy, now_ms).await?)
+        Ok(purge::preview(&client, policy, now_ms, None).await?)
     }
 }
 

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use secrecy::{ExposeSecret, SecretString};
 
 use super::tls;
 use super::url::PostgresUrl;
@@ -25,7 +26,7 @@ pub struct PostgresOptions {
     pub url: PostgresUrl,
     /// The password, when it does not come with the URL (the service reads
     /// `password_env` / `password_file` into it). Overrides the URL's.
-    pub password: Option<String>,
+    pub password: Option<SecretString>,
     /// The schema holding hookinbox's tables, created by the migration;
     /// `None`: the server's default (`public`). Lowercase letters, digits
     /// and `_`, at most 40 characters (it is part of the NOTIFY channel's
@@ -106,7 +107,7 @@ impl PostgresOptions {
     pub(crate) fn driver_config(&self) -> Result<tokio_postgres::Config, StoreError> {
         let mut config = self.url.driver_config();
         if let Some(password) = &self.password {
-            config.password(password.as_bytes());
+            config.password(password.expose_secret().as_bytes());
         }
         let mut options = config.get_options().unwrap_or_default().to_owned();
         if let Some(schema) = self.checked_schema()? {

@@ -17,13 +17,26 @@ use super::reader::checked_payload;
 use crate::sealed;
 use crate::{EncryptionKeys, RewrapProgress, StoreError};
 
-/// Rows not under key $1, oldest first (inbox ids are UUIDv7), locked.
-const NOT_UNDER_KEY: &str = "
-    SELECT i.id, i.payload_sha256, i.payload_key_id, i.audit_headers, p.payload
-    FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
-    WHERE i.payload_key_id IS DISTINCT FROM $1
-    ORDER BY i.id LIMIT $2
-    FOR UPDATE OF i SKIP LOCKED";
+/// The rows not under key $1, as ranges of `inbox_key_id` (migration 8):
+/// `IS DISTINCT FROM` alone would be read as a scan of the whole inbox.
+const NOT_UNDER: &str =
+    "(i.payload_key_id IS NULL OR i.payload_key_id < $1 OR i.payload_key_id > $1)";
+
+/// Up to $2 rows not under key $1, locked. No `ORDER BY`: after a
+/// rotation every row is due, and sorting them would read them all for
+/// each batch.
+pub(crate) fn not_under_key() -> String {
+    format!(
+        "SELECT i.id, i.payload_sha256, i.payload_key_id, i.audit_headers, p.payload
+         FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
+         WHERE {NOT_UNDER} LIMIT $2
+         FOR UPDATE OF i SKIP LOCKED"
+    )
+}
+
+pub(crate) fn count_not_under() -> String {
+    format!("SELECT count(*) FROM inbox i WHERE {NOT_UNDER}")
+}
 
 /// Writes the re-sealed rows: audit headers and key id on the inbox row,
 /// the body (where there is one) in `inbox_payload`.
@@ -37,9 +50,6 @@ const WRITE_BACK: &str = "
     UPDATE inbox_payload p SET payload = r.payload
     FROM resealed r WHERE p.inbox_id = r.id AND r.payload IS NOT NULL";
 
-const COUNT_NOT_UNDER_KEY: &str =
-    "SELECT count(*) FROM inbox WHERE payload_key_id IS DISTINCT FROM $1";
-
 /// Re-seals up to `limit` rows under the active key of `keys` inside `tx`,
 /// which the caller commits. A row that cannot be opened (unknown key,
 /// tampered bytes) fails the batch as `Corrupt`, naming it.
@@ -51,7 +61,7 @@ pub(crate) async fn rewrap(
     let active = keys.active_id();
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let select = tx
-        .prepare_cached(NOT_UNDER_KEY)
+        .prepare_cached(&not_under_key())
         .await
         .map_err(PgError::from)?;
     let rows = tx
@@ -90,7 +100,7 @@ pub(crate) async fn rewrap(
             .map_err(PgError::from)?;
     }
     let count = tx
-        .prepare_cached(COUNT_NOT_UNDER_KEY)
+        .prepare_cached(&count_not_under())
         .await
         .map_err(PgError::from)?;
     let remaining: i64 = tx

@@ -20,7 +20,7 @@ use super::advisory_lock::{lock_key, LockPurpose};
 use super::db_error::PgError;
 
 /// Each entry moves the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[
+pub(super) const MIGRATIONS: &[&str] = &[
     // 1: the inbox, its bodies, the outbox, its attempt log, and the last
     // delivered version per ordered object.
     r#"
@@ -152,6 +152,24 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX inbox_received ON inbox (received_at_ms);
     CREATE INDEX inbox_endpoint_received ON inbox (endpoint_id, received_at_ms);
     CREATE INDEX inbox_type_received ON inbox (event_type, received_at_ms);
+    "#,
+    // 8: indexes for retention and rewrap, which scanned whole tables
+    // (see `purge.rs`, `rewrap.rs`).
+    // - bodies by age, for the raw payload rule: the body's row carries
+    //   its event's `received_at_ms`, so the index holds exactly the
+    //   bodies still kept (a purged body's row, and its entry, are gone);
+    //   an accept appends at its right edge;
+    // - rows by key id, for rewrap's rows not under the active key;
+    // - dead deliveries by when they died (partial: an accept, PENDING,
+    //   never enters it).
+    // The dedup rule uses `inbox_status_received`.
+    r#"
+    ALTER TABLE inbox_payload ADD COLUMN received_at_ms bigint;
+    UPDATE inbox_payload p SET received_at_ms = i.received_at_ms FROM inbox i WHERE i.id = p.inbox_id;
+    ALTER TABLE inbox_payload ALTER COLUMN received_at_ms SET NOT NULL;
+    CREATE INDEX inbox_payload_received ON inbox_payload (received_at_ms);
+    CREATE INDEX inbox_key_id ON inbox (payload_key_id);
+    CREATE INDEX delivery_dead ON delivery (next_attempt_at_ms) WHERE status = 'DEAD';
     "#,
 ];
 

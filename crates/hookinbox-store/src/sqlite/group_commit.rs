@@ -29,8 +29,8 @@ use std::time::Instant;
 use rusqlite::{Connection, TransactionBehavior};
 use tokio::sync::oneshot;
 
-use super::commit_stall;
 use super::payload_log::PayloadLog;
+use super::stall_point::StallPoint;
 use crate::StoreError;
 
 /// One unit of work for the writer.
@@ -263,7 +263,7 @@ fn commit(
     // Bodies first: if they cannot be made durable the transaction is
     // dropped (rolled back) and every caller gets 503.
     payloads.flush(Instant::now())?;
-    commit_stall::wait_while_armed();
+    StallPoint::Commit.wait_while_armed();
     Ok(tx.commit()?)
 }
 

@@ -8,7 +8,6 @@
 mod accept;
 mod backlog;
 mod checkpointer;
-mod commit_stall;
 mod drift;
 mod fetched;
 mod group_commit;
@@ -21,7 +20,10 @@ mod purge;
 mod query_plans;
 mod reader;
 mod rewrap;
+#[cfg(test)]
+mod scan_plans_tests;
 mod schema;
+mod stall_point;
 mod write_backoff;
 
 use std::collections::HashSet;
@@ -48,6 +50,7 @@ use crate::{
 };
 use group_commit::{BatchLimits, OpError, TxOp, WriteOp};
 use payload_log::PayloadLog;
+use stall_point::StallPoint;
 
 /// Tuning of the SQLite store.
 #[derive(Debug, Clone)]
@@ -359,9 +362,10 @@ impl SqliteStore {
 
 impl SqliteStore {
     /// Purges under `policy` at `now_ms`, up to `limit` items per rule, in
-    /// one write of the group commit, then deletes the payload segments no
-    /// row references any more (see `purge`). Loop until
-    /// [`PurgeProgress::is_done`].
+    /// one write of the group commit (cut short after about 2 ms of
+    /// deleting, once 16 items are done: the accepts of the same commit
+    /// wait for it), then deletes the payload segments no row references
+    /// any more (see `purge`). Loop until [`PurgeProgress::is_done`].
     pub async fn purge_batch(
         &self,
         policy: &RetentionPolicy,
@@ -371,9 +375,10 @@ impl SqliteStore {
         let rules = *policy;
         let purged = self
             .write(0, move |conn, _| {
-                Ok(purge::purge(conn, &rules, now_ms, limit)?)
+                Ok(purge::purge(conn, &rules, now_ms, limit, purge::OP_BUDGET)?)
             })
             .await?;
+        StallPoint::Purge.wait_while_armed_async().await;
         let segments_deleted = if rules.raw_payload.is_some() || rules.dedup.is_some() {
             let reader = Arc::clone(&self.reader);
             self.write(0, move |_, payloads| {
@@ -383,7 +388,10 @@ impl SqliteStore {
         } else {
             0
         };
-        let remaining = self.purge_preview(policy, now_ms).await?;
+        let policy = *policy;
+        let remaining = self
+            .read(move |reader| reader.purge_due_up_to(&policy, now_ms, limit.max(1)))
+            .await?;
         Ok(PurgeProgress {
             purged,
             remaining,

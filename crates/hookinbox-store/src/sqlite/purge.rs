@@ -14,11 +14,17 @@
 //! each write that its segment still has a name, and moves to a new one if
 //! not (`PayloadLog::flush`).
 //!
-//! The candidates are found by scans of the inbox and the outbox: fine for
-//! batches run now and then; an index on `received_at_ms` alone is the
-//! next step if purges become frequent on large inboxes.
+//! Each rule finds its candidates through an index (schema 6; the plans
+//! are checked by `scan_plans_tests`): bodies still held by age
+//! (`inbox_body_received`), events by status and age
+//! (`inbox_status_received`), dead deliveries by when they died
+//! (`delivery_dead`); whether a segment is still referenced, by segment
+//! (`inbox_body_segment`). A batch reads at most its limit of rows from
+//! an index and stops; rows it must skip (an open delivery) are the only
+//! ones it may visit again. The statements have no `ORDER BY`: sorting
+//! by anything but the index would read every due row to take a few.
 
-use std::collections::HashSet;
+use std::time::{Duration, Instant};
 
 use rusqlite::{params, Connection};
 
@@ -31,82 +37,151 @@ use crate::{PurgeCounts, RetentionPolicy};
 const NO_OPEN_DELIVERY: &str = "NOT EXISTS (
     SELECT 1 FROM delivery d WHERE d.inbox_id = i.id AND d.status IN ('PENDING', 'LEASED'))";
 
-fn raw_payload_due(select: &str) -> String {
+/// Every status an inbox row can have (its CHECK constraint): naming them
+/// lets `inbox_status_received` serve a rule by age alone.
+const ANY_STATUS: &str = "i.status IN ('ACCEPTED', 'PROCESSED', 'FAILED')";
+
+/// Ids of events whose body (and audit headers) are due (?1: the cutoff):
+/// bodies in the payload log, then bodies still in `inbox_payload` (rows
+/// from before the payload log, a table that only shrinks; `CROSS JOIN`
+/// makes SQLite walk it and look each row up, not the other way round).
+pub(crate) fn raw_payload_due() -> String {
     format!(
-        "SELECT {select} FROM inbox i
-         WHERE i.received_at_ms < ?1
-           AND (i.payload_segment IS NOT NULL
-                OR EXISTS (SELECT 1 FROM inbox_payload p WHERE p.inbox_id = i.id))
-           AND {NO_OPEN_DELIVERY}"
+        "SELECT i.id FROM inbox i
+         WHERE i.payload_segment IS NOT NULL AND i.received_at_ms < ?1 AND {NO_OPEN_DELIVERY}
+         UNION ALL
+         SELECT i.id FROM inbox_payload p CROSS JOIN inbox i ON i.id = p.inbox_id
+         WHERE i.received_at_ms < ?1 AND {NO_OPEN_DELIVERY}"
     )
 }
 
-fn events_due(select: &str) -> String {
-    format!("SELECT {select} FROM inbox i WHERE i.received_at_ms < ?1 AND {NO_OPEN_DELIVERY}")
+/// Ids of events due as a whole (?1: the cutoff).
+pub(crate) fn events_due() -> String {
+    format!(
+        "SELECT i.id FROM inbox i
+         WHERE {ANY_STATUS} AND i.received_at_ms < ?1 AND {NO_OPEN_DELIVERY}"
+    )
 }
 
-fn dead_deliveries_due(select: &str) -> String {
-    // A DEAD delivery's next_attempt_at_ms is when it died (`settle`).
-    format!("SELECT {select} FROM delivery d WHERE d.status = 'DEAD' AND d.next_attempt_at_ms < ?1")
+/// Ids of dead deliveries due (?1: the cutoff). A DEAD delivery's
+/// next_attempt_at_ms is when it died (`settle`).
+pub(crate) const DEAD_DELIVERIES_DUE: &str =
+    "SELECT d.id FROM delivery d WHERE d.status = 'DEAD' AND d.next_attempt_at_ms < ?1";
+
+/// At most ?2 of the ids `due` selects (?2 = -1: all of them).
+pub(crate) fn limited(due: &str) -> String {
+    format!("{due} LIMIT ?2")
 }
 
-/// What is due under `policy` at `now_ms`.
+/// How many ids `due` selects, counting at most ?2 (-1: all).
+pub(crate) fn counted(due: &str) -> String {
+    format!("SELECT count(*) FROM ({due} LIMIT ?2)")
+}
+
+/// Whether payload segment ?1 is referenced by a committed row.
+pub(crate) const SEGMENT_REFERENCED: &str =
+    "SELECT EXISTS (SELECT 1 FROM inbox WHERE payload_segment = ?1)";
+
+/// What is due under `policy` at `now_ms`, each rule counted up to `cap`
+/// (`None`: all; a count after every batch of a large purge would read the
+/// whole backlog each time).
 pub(crate) fn preview(
     conn: &Connection,
     policy: &RetentionPolicy,
     now_ms: i64,
+    cap: Option<usize>,
 ) -> Result<PurgeCounts, rusqlite::Error> {
-    let count = |sql: String, cutoff: Option<i64>| -> Result<u64, rusqlite::Error> {
+    let cap = cap.map_or(-1, |cap| i64::try_from(cap).unwrap_or(i64::MAX));
+    let count = |due: &str, cutoff: Option<i64>| -> Result<u64, rusqlite::Error> {
         let Some(cutoff) = cutoff else {
             return Ok(0);
         };
         let count: i64 = conn
-            .prepare_cached(&sql)?
-            .query_row(params![cutoff], |row| row.get(0))?;
+            .prepare_cached(&counted(due))?
+            .query_row(params![cutoff, cap], |row| row.get(0))?;
         Ok(u64::try_from(count).unwrap_or(0))
     };
     Ok(PurgeCounts {
         raw_payloads: count(
-            raw_payload_due("count(*)"),
+            &raw_payload_due(),
             RetentionPolicy::cutoff_ms(policy.raw_payload, now_ms),
         )?,
         events: count(
-            events_due("count(*)"),
+            &events_due(),
             RetentionPolicy::cutoff_ms(policy.dedup, now_ms),
         )?,
         dead_deliveries: count(
-            dead_deliveries_due("count(*)"),
+            DEAD_DELIVERIES_DUE,
             RetentionPolicy::cutoff_ms(policy.dead_deliveries, now_ms),
         )?,
     })
 }
 
-/// The ids selected by `sql` (with ?1 the cutoff), at most `limit`.
+/// The ids selected by `due` (with ?1 the cutoff), at most `limit`.
 fn due_ids<T: rusqlite::types::FromSql>(
     conn: &Connection,
-    sql: String,
+    due: &str,
     cutoff: i64,
     limit: i64,
 ) -> Result<Vec<T>, rusqlite::Error> {
-    conn.prepare_cached(&format!("{sql} ORDER BY 1 LIMIT ?2"))?
+    conn.prepare_cached(&limited(due))?
         .query_map(params![cutoff, limit], |row| row.get(0))?
         .collect()
 }
 
+/// How long one purge op may keep the writer busy deleting: the accepts
+/// committed in the same transaction wait for it, so its length is what a
+/// purge adds to their latency. The `batch` a caller asks for is the most
+/// an op takes; this bounds it by time on a slow disk or a busy machine.
+pub(crate) const OP_BUDGET: Duration = Duration::from_millis(2);
+
+/// Items an op always purges before the time budget applies, so every op
+/// progresses (and small batches, like the tests', are never cut short).
+pub(crate) const MIN_ITEMS_PER_OP: usize = 16;
+
+/// The time budget of one op, over all its rules.
+struct OpBudget {
+    started: Instant,
+    budget: Duration,
+    items: usize,
+}
+
+impl OpBudget {
+    fn new(budget: Duration) -> OpBudget {
+        OpBudget {
+            started: Instant::now(),
+            budget,
+            items: 0,
+        }
+    }
+
+    /// Whether the op may purge one more item (and counts it).
+    fn take(&mut self) -> bool {
+        let allowed = self.items < MIN_ITEMS_PER_OP || self.started.elapsed() < self.budget;
+        if allowed {
+            self.items += 1;
+        }
+        allowed
+    }
+}
+
 /// Purges up to `limit` items per rule, inside the writer's transaction:
 /// whole events first (their bodies go with them), then bodies, then dead
-/// deliveries. Returns what it purged.
+/// deliveries; it stops early once `budget` is spent (after
+/// [`MIN_ITEMS_PER_OP`]), and the next batch goes on. Returns what it purged.
 pub(crate) fn purge(
     conn: &Connection,
     policy: &RetentionPolicy,
     now_ms: i64,
     limit: usize,
+    budget: Duration,
 ) -> Result<PurgeCounts, rusqlite::Error> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let mut budget = OpBudget::new(budget);
     let mut purged = PurgeCounts::default();
     if let Some(cutoff) = RetentionPolicy::cutoff_ms(policy.dedup, now_ms) {
-        let ids: Vec<String> = due_ids(conn, events_due("i.id"), cutoff, limit)?;
-        for id in &ids {
+        let ids: Vec<String> = due_ids(conn, &events_due(), cutoff, limit)?;
+        for id in ids.iter().take_while(|_| budget.take()) {
             conn.prepare_cached(
                 "DELETE FROM delivery_attempt
                  WHERE delivery_id IN (SELECT id FROM delivery WHERE inbox_id = ?1)",
@@ -118,12 +193,12 @@ pub(crate) fn purge(
                 .execute(params![id])?;
             conn.prepare_cached("DELETE FROM inbox WHERE id = ?1")?
                 .execute(params![id])?;
+            purged.events += 1;
         }
-        purged.events = ids.len() as u64;
     }
     if let Some(cutoff) = RetentionPolicy::cutoff_ms(policy.raw_payload, now_ms) {
-        let ids: Vec<String> = due_ids(conn, raw_payload_due("i.id"), cutoff, limit)?;
-        for id in &ids {
+        let ids: Vec<String> = due_ids(conn, &raw_payload_due(), cutoff, limit)?;
+        for id in ids.iter().take_while(|_| budget.take()) {
             // The audit headers go too; what is left of them is plain, so
             // the row names no key.
             conn.prepare_cached(
@@ -134,18 +209,18 @@ pub(crate) fn purge(
             .execute(params![id])?;
             conn.prepare_cached("DELETE FROM inbox_payload WHERE inbox_id = ?1")?
                 .execute(params![id])?;
+            purged.raw_payloads += 1;
         }
-        purged.raw_payloads = ids.len() as u64;
     }
     if let Some(cutoff) = RetentionPolicy::cutoff_ms(policy.dead_deliveries, now_ms) {
-        let ids: Vec<i64> = due_ids(conn, dead_deliveries_due("d.id"), cutoff, limit)?;
-        for id in &ids {
+        let ids: Vec<i64> = due_ids(conn, DEAD_DELIVERIES_DUE, cutoff, limit)?;
+        for id in ids.iter().take_while(|_| budget.take()) {
             conn.prepare_cached("DELETE FROM delivery_attempt WHERE delivery_id = ?1")?
                 .execute(params![id])?;
             conn.prepare_cached("DELETE FROM delivery WHERE id = ?1")?
                 .execute(params![id])?;
+            purged.dead_deliveries += 1;
         }
-        purged.dead_deliveries = ids.len() as u64;
     }
     Ok(purged)
 }
@@ -153,15 +228,16 @@ pub(crate) fn purge(
 /// Deletes the payload segments that no committed row references, except
 /// the one this process's writer appends to (see the module doc); how
 /// many. Runs inside a write op, so no other process commits meanwhile.
+/// Each segment on disk is one indexed probe (`inbox_body_segment`), not a
+/// scan of the inbox: the writer waits for this op.
 pub(crate) fn delete_unreferenced_segments(
     payloads: &PayloadLog,
     reader: &SqliteReader,
 ) -> Result<u64, OpError> {
-    let referenced: HashSet<i64> = reader.referenced_segments()?;
     let dir = payload_log::directory_for(reader.path());
     let mut deleted = Vec::new();
     for segment in payload_log::segment_numbers(&dir).map_err(io_error)? {
-        if referenced.contains(&segment) || segment == payloads.current_segment() {
+        if segment == payloads.current_segment() || reader.segment_referenced(segment)? {
             continue;
         }
         payload_log::delete_segment(&dir, segment).map_err(io_error)?;
@@ -173,4 +249,52 @@ pub(crate) fn delete_unreferenced_segments(
 
 fn io_error(error: std::io::Error) -> OpError {
     OpError::Unavailable(format!("payload log: {error}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_old_events(n: usize) -> Connection {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::schema::migrate(&mut conn).unwrap();
+        for k in 0..n {
+            conn.execute(
+                "INSERT INTO inbox (id, endpoint_id, provider, provider_event_id, received_at_ms,
+                                    payload_sha256, audit_headers, matched_secret_version, status)
+                 VALUES (?1, 'e', 'lab', ?1, 1000, x'00', '[]', 'v1', 'PROCESSED')",
+                params![format!("{k:04}")],
+            )
+            .unwrap();
+        }
+        conn
+    }
+
+    fn dedup_only() -> RetentionPolicy {
+        RetentionPolicy {
+            raw_payload: None,
+            dedup: Some(Duration::from_secs(1)),
+            dead_deliveries: None,
+        }
+    }
+
+    #[test]
+    fn an_op_stops_at_its_time_budget_after_the_minimum() {
+        let conn = with_old_events(40);
+        let spent = purge(&conn, &dedup_only(), 100_000, 1000, Duration::ZERO).unwrap();
+        assert_eq!(spent.events, MIN_ITEMS_PER_OP as u64);
+        let ample = purge(
+            &conn,
+            &dedup_only(),
+            100_000,
+            1000,
+            Duration::from_secs(3600),
+        )
+        .unwrap();
+        assert_eq!(ample.events, 40 - MIN_ITEMS_PER_OP as u64);
+        let left: i64 = conn
+            .query_row("SELECT count(*) FROM inbox", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(left, 0);
+    }
 }

@@ -360,14 +360,11 @@ impl SqliteReader {
         self.with_conn(|conn| super::rewrap::count_not_under_key(conn, active_id))
     }
 
-    /// The payload segments committed rows reference.
-    pub(crate) fn referenced_segments(&self) -> Result<std::collections::HashSet<i64>, StoreError> {
+    /// Whether a committed row references payload segment `segment`.
+    pub(crate) fn segment_referenced(&self, segment: i64) -> Result<bool, StoreError> {
         self.with_conn(|conn| {
-            conn.prepare_cached(
-                "SELECT DISTINCT payload_segment FROM inbox WHERE payload_segment IS NOT NULL",
-            )?
-            .query_map([], |row| row.get(0))?
-            .collect()
+            conn.prepare_cached(super::purge::SEGMENT_REFERENCED)?
+                .query_row([segment], |row| row.get(0))
         })
     }
 
@@ -382,7 +379,18 @@ impl SqliteReader {
         policy: &crate::RetentionPolicy,
         now_ms: i64,
     ) -> Result<crate::PurgeCounts, StoreError> {
-        self.with_conn(|conn| super::purge::preview(conn, policy, now_ms))
+        self.with_conn(|conn| super::purge::preview(conn, policy, now_ms, None))
+    }
+
+    /// What is still due, each rule counted up to `cap` (what a purge
+    /// batch reports as remaining).
+    pub(crate) fn purge_due_up_to(
+        &self,
+        policy: &crate::RetentionPolicy,
+        now_ms: i64,
+        cap: usize,
+    ) -> Result<crate::PurgeCounts, StoreError> {
+        self.with_conn(|conn| super::purge::preview(conn, policy, now_ms, Some(cap)))
     }
 
     /// Delivery rows by status, for tests and operators.

@@ -25,16 +25,25 @@ use super::reader::{SqliteReader, StoredPayload};
 use crate::sealed::{self, RecordKind};
 use crate::{EncryptionKeys, RewrapProgress};
 
-/// Rows not under key ?1, oldest first (inbox ids are UUIDv7).
-const NOT_UNDER_KEY: &str = "
-    SELECT i.id, i.payload_sha256, i.payload_segment, i.payload_offset, i.payload_len, p.payload,
-           i.payload_key_id, i.audit_headers
-    FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
-    WHERE i.payload_key_id IS NULL OR i.payload_key_id <> ?1
-    ORDER BY i.id LIMIT ?2";
+/// The rows not under key ?1, as ranges of `inbox_key_id` (schema
+/// 6): `<>` alone would be read as a scan of the whole inbox.
+const NOT_UNDER: &str =
+    "(i.payload_key_id IS NULL OR i.payload_key_id < ?1 OR i.payload_key_id > ?1)";
 
-const COUNT_NOT_UNDER_KEY: &str =
-    "SELECT count(*) FROM inbox WHERE payload_key_id IS NULL OR payload_key_id <> ?1";
+/// Up to ?2 rows not under key ?1. No `ORDER BY`: after a rotation every
+/// row is due, and sorting them would read them all for each batch.
+pub(crate) fn not_under_key() -> String {
+    format!(
+        "SELECT i.id, i.payload_sha256, i.payload_segment, i.payload_offset, i.payload_len,
+                p.payload, i.payload_key_id, i.audit_headers
+         FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
+         WHERE {NOT_UNDER} LIMIT ?2"
+    )
+}
+
+pub(crate) fn count_not_under() -> String {
+    format!("SELECT count(*) FROM inbox i WHERE {NOT_UNDER}")
+}
 
 const UPDATE_ROW: &str = "
     UPDATE inbox SET payload_segment = ?2, payload_offset = ?3, payload_len = ?4,
@@ -47,7 +56,7 @@ pub(crate) fn count_not_under_key(
     active_id: &str,
 ) -> Result<u64, rusqlite::Error> {
     let count: i64 = conn
-        .prepare_cached(COUNT_NOT_UNDER_KEY)?
+        .prepare_cached(&count_not_under())?
         .query_row(params![active_id], |row| row.get(0))?;
     Ok(u64::try_from(count).unwrap_or(0))
 }
@@ -75,7 +84,7 @@ pub(crate) fn rewrap(
     let active = keys.active_id();
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let rows: Vec<OldRow> = conn
-        .prepare_cached(NOT_UNDER_KEY)?
+        .prepare_cached(&not_under_key())?
         .query_map(params![active, limit], |row| {
             Ok(OldRow {
                 id: row.get(0)?,

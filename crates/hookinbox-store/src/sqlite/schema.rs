@@ -141,6 +141,26 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX inbox_endpoint_received ON inbox (endpoint_id, received_at_ms);
     CREATE INDEX inbox_type_received ON inbox (event_type, received_at_ms);
     "#,
+    // 10: indexes for retention and rewrap, which scanned whole tables
+    // (see `purge.rs`, `rewrap.rs`). Each inbox index is keyed by a value
+    // that grows with every accept (time, segment number, the active key
+    // id then rowid), so an accept appends at the right edge of each: a
+    // page the batch's commit writes anyway, not a random one.
+    // - bodies still held, by age: the raw payload rule (partial: a
+    //   purged row leaves it, so the rule never walks past the bodies it
+    //   already dropped);
+    // - bodies by segment: whether a payload segment is still referenced;
+    // - rows by key id: rewrap's rows not under the active key.
+    // The dedup rule uses `inbox_status_received`; dead deliveries, a
+    // partial index that an accept (PENDING) never enters.
+    r#"
+    CREATE INDEX inbox_body_received ON inbox (received_at_ms)
+        WHERE payload_segment IS NOT NULL;
+    CREATE INDEX inbox_body_segment ON inbox (payload_segment)
+        WHERE payload_segment IS NOT NULL;
+    CREATE INDEX inbox_key_id ON inbox (payload_key_id);
+    CREATE INDEX delivery_dead ON delivery (next_attempt_at_ms) WHERE status = 'DEAD';
+    "#,
 ];
 
 /// The schema version this build writes.

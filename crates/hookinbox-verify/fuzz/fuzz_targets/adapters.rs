@@ -78,7 +78,7 @@ fn endpoints() -> &'static [Endpoint] {
                     .enumerate()
                     .map(|(i, s)| SecretInput {
                         version: format!("v{i}"),
-                        value: (*s).to_owned(),
+                        value: (*s).into(),
                         not_before: None,
                         not_after: None,
                     })

@@ -28,6 +28,8 @@
 //!   20 and 60 minutes after the previous attempt (85 minutes in all); 2 hours
 //!   is returned to cover delivery latency.
 
+use secrecy::ExposeSecret;
+
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::signature::hmac_sha256;
@@ -122,7 +124,10 @@ fn url_validation_reply(body: &serde_json::Value, key: &Key) -> Result<Reply, Re
             "url validation needs the HMAC secret token that verified it",
         ));
     };
-    let encrypted_token = hex::encode(hmac_sha256(secret.expose(), &[plain_token.as_bytes()]));
+    let encrypted_token = hex::encode(hmac_sha256(
+        secret.expose_secret(),
+        &[plain_token.as_bytes()],
+    ));
     // Written by hand so the field order is Zoom's documented one whatever
     // map order serde_json is built with.
     let plain_token = serde_json::Value::String(plain_token);

@@ -88,7 +88,7 @@ pub fn check(vector: &Vector) -> Result<(), String> {
     let adapter = adapter_for(&vector.endpoint.provider, &settings).map_err(|e| e.to_string())?;
     let secrets = vector.endpoint.secrets.iter().map(|s| SecretInput {
         version: s.version.clone(),
-        value: s.value.clone(),
+        value: s.value.clone().into(),
         not_before: s.not_before,
         not_after: s.not_after,
     });

@@ -7,9 +7,9 @@
 //! [`MIN_TOKEN_CHARS`] stops start-up, and so does an admin address that
 //! other machines can reach without any token (`config::Admin` refuses that).
 
-use std::sync::Arc;
-
+use axum::http::header::InvalidHeaderValue;
 use axum::http::HeaderValue;
+use secrecy::{ExposeSecret, SecretString};
 use subtle::ConstantTimeEq;
 
 use crate::config::{ConfigError, SecretSource};
@@ -19,14 +19,8 @@ use crate::config::{ConfigError, SecretSource};
 pub const MIN_TOKEN_CHARS: usize = 16;
 
 /// A token that passed the start-up rules. Never printed.
-#[derive(Clone)]
-pub struct AdminToken(Arc<str>);
-
-impl std::fmt::Debug for AdminToken {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("AdminToken([redacted])")
-    }
-}
+#[derive(Debug, Clone)]
+pub struct AdminToken(SecretString);
 
 impl AdminToken {
     /// Reads the configured token from its source and applies the rules.
@@ -34,16 +28,13 @@ impl AdminToken {
     /// and never include the value.
     pub fn read(source: &SecretSource) -> Result<AdminToken, ConfigError> {
         let value = source.read("admin.token")?;
-        AdminToken::checked(
-            value.expose(),
-            &source.field_name("admin.token"),
-            &source.describe(),
-        )
+        AdminToken::checked(value, &source.field_name("admin.token"), &source.describe())
     }
 
     /// Applies the start-up rules to a token value; `what` names where the
     /// value came from in the message.
-    fn checked(value: &str, field: &str, what: &str) -> Result<AdminToken, ConfigError> {
+    fn checked(secret: SecretString, field: &str, what: &str) -> Result<AdminToken, ConfigError> {
+        let value = secret.expose_secret();
         // A token goes after `Bearer ` in a header: visible ASCII only.
         if !value.bytes().all(|b| b.is_ascii_graphic()) {
             return Err(ConfigError::invalid(
@@ -60,13 +51,18 @@ impl AdminToken {
                 ),
             ));
         }
-        Ok(AdminToken(Arc::from(value)))
+        Ok(AdminToken(secret))
     }
 
     /// The `Authorization` value that carries this token, for a client of
     /// the admin listener (`hookinbox keys`). Never log it.
-    pub fn authorization(&self) -> String {
-        format!("Bearer {}", self.0)
+    pub fn authorization(&self) -> Result<HeaderValue, InvalidHeaderValue> {
+        let bearer = SecretString::from(format!("Bearer {}", self.0.expose_secret()));
+        let mut value = HeaderValue::from_str(bearer.expose_secret())?;
+        // Sensitive: `Debug` of the header, or of a request holding it,
+        // shows `Sensitive` instead of the value.
+        value.set_sensitive(true);
+        Ok(value)
     }
 
     /// Whether an `Authorization` header carries this token. The scheme is
@@ -76,7 +72,7 @@ impl AdminToken {
         let Some(presented) = authorization.and_then(|v| bearer_credentials(v.as_bytes())) else {
             return false;
         };
-        presented.ct_eq(self.0.as_bytes()).into()
+        presented.ct_eq(self.0.expose_secret().as_bytes()).into()
     }
 }
 
@@ -103,7 +99,7 @@ mod tests {
 
     #[test]
     fn empty_short_or_spaced_tokens_are_refused_naming_the_field() {
-        let inline = |token: &str| SecretSource::Inline(token.to_owned());
+        let inline = |token: &str| SecretSource::Inline(token.into());
         let empty = refusal(inline(""));
         assert!(empty.starts_with("admin.token: "), "{empty}");
         assert!(empty.contains("empty"), "{empty}");
@@ -134,7 +130,7 @@ mod tests {
 
     #[test]
     fn the_bearer_scheme_is_case_insensitive_and_the_token_exact() {
-        let token = AdminToken(Arc::from(GOOD));
+        let token = AdminToken(GOOD.into());
         let admits = |value: &str| token.admits(Some(&HeaderValue::from_str(value).unwrap()));
         assert!(admits(&format!("Bearer {GOOD}")));
         assert!(admits(&format!("bearer {GOOD}")));

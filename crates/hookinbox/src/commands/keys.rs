@@ -108,7 +108,7 @@ async fn call(
         .method(method)
         .uri(format!("http://{address}{path}"));
     if let Some(token) = &token {
-        request = request.header(header::AUTHORIZATION, token.authorization());
+        request = request.header(header::AUTHORIZATION, token.authorization()?);
     }
     let request = request.body(Full::new(Bytes::new()))?;
     let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build_http();

@@ -24,18 +24,23 @@ pub async fn run(config_path: &Path, dry_run: bool, out: &mut impl Write) -> any
         return Ok(());
     }
     let progress = Progress::on_stderr();
+    // A batch counts what is left only up to its own size (an exact count
+    // after every batch would cost as much as the batch): the bar's total
+    // is counted once, before the first.
+    let due = store.purge_preview(&policy, now_ms).await?;
+    let due = due.raw_payloads + due.events + due.dead_deliveries;
     let purged = retention::purge_all(
         &store,
         &policy,
         now_ms,
         settings.retention.batch.get(),
-        |total, remaining| {
+        retention::Pace::Unpaced,
+        |total| {
             let done =
                 total.counts.raw_payloads + total.counts.events + total.counts.dead_deliveries;
-            let left = remaining.raw_payloads + remaining.events + remaining.dead_deliveries;
             progress.counts(
                 done,
-                done + left,
+                due.max(done),
                 format_args!(
                     "purged {} raw payloads, {} events, {} dead deliveries",
                     total.counts.raw_payloads, total.counts.events, total.counts.dead_deliveries

@@ -35,7 +35,7 @@ impl Admin {
         let token = SecretSource::from_fields(
             SecretFields {
                 name: "token",
-                inline: file.token.as_deref(),
+                inline: file.token.as_ref(),
                 env: file.token_env.as_deref(),
                 file: file.token_file.as_deref(),
             },

@@ -70,7 +70,7 @@ impl Encryption {
             let value = SecretSource::required(
                 SecretFields {
                     name: "value",
-                    inline: key.value.as_deref(),
+                    inline: key.value.as_ref(),
                     env: key.value_env.as_deref(),
                     file: key.value_file.as_deref(),
                 },

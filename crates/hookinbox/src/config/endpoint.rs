@@ -245,7 +245,7 @@ impl SecretVersion {
         let value = SecretSource::required(
             SecretFields {
                 name: "value",
-                inline: file.value.as_deref(),
+                inline: file.value.as_ref(),
                 env: file.value_env.as_deref(),
                 file: file.value_file.as_deref(),
             },
@@ -284,7 +284,7 @@ impl BasicAuth {
         let password = SecretSource::required(
             SecretFields {
                 name: "password",
-                inline: file.password.as_deref(),
+                inline: file.password.as_ref(),
                 env: file.password_env.as_deref(),
                 file: file.password_file.as_deref(),
             },

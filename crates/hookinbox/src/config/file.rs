@@ -6,12 +6,16 @@
 //! for: `hookinbox config example` and the README's reference are tested
 //! against these structs. Durations are humantime strings (`"30s"`,
 //! `"500ms"`, `"3d"`).
+//!
+//! An inline secret is parsed straight into a [`SecretString`], so every
+//! struct here may derive `Debug`: it prints `[REDACTED]` for the value.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use hookinbox_store::{PostgresOptions, SqliteOptions};
+use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
 /// The whole configuration file.
@@ -223,8 +227,9 @@ pub struct RateLimitFile {
 pub struct StorageFile {
     /// `sqlite://PATH` (created if missing; relative to this file's
     /// directory) or `postgres://USER@HOST:PORT/DB` (`?sslmode=…`).
+    // A secret until parsed: a PostgreSQL URL may carry the password.
     #[serde(default = "default_storage_url")]
-    pub url: String,
+    pub url: SecretString,
     /// PostgreSQL: the name of an environment variable holding the
     /// password, when it is not in the URL.
     pub password_env: Option<String>,
@@ -270,7 +275,7 @@ fn default_min_free_disk_bytes() -> u64 {
     1 << 30
 }
 
-fn default_storage_url() -> String {
+fn default_storage_url() -> SecretString {
     "sqlite://hookinbox.db".into()
 }
 fn default_commit_timeout() -> Duration {
@@ -367,13 +372,14 @@ pub struct EncryptionFile {
 }
 
 /// `[[encryption.key]]`: one key of the ring, 32 bytes in base64.
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EncryptionKeyFile {
     /// The key's id, stored with every record it seals (1–64 visible ASCII characters).
     pub id: String,
     /// The key itself (development only: prefer `value_env` or `value_file`).
-    pub value: Option<String>,
+    #[serde(default, deserialize_with = "super::inline_secret::deserialize")]
+    pub value: Option<SecretString>,
     /// The name of an environment variable holding the key.
     pub value_env: Option<String>,
     /// A file holding the key (trailing newline trimmed; relative to the config file).
@@ -382,18 +388,6 @@ pub struct EncryptionKeyFile {
     /// with a new random key. For development only.
     #[serde(default)]
     pub create_if_missing: bool,
-}
-
-impl std::fmt::Debug for EncryptionKeyFile {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EncryptionKeyFile")
-            .field("id", &self.id)
-            .field("value", &self.value.as_ref().map(|_| "[redacted]"))
-            .field("value_env", &self.value_env)
-            .field("value_file", &self.value_file)
-            .field("create_if_missing", &self.create_if_missing)
-            .finish()
-    }
 }
 
 /// `[retention]`: how long each kind of data is kept; every rule is off
@@ -517,12 +511,13 @@ impl Default for ReconcileFile {
 
 /// `[endpoint.reconcile]`: the provider's event list, for a `stripe`
 /// endpoint (`GET /v1/events`).
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EndpointReconcileFile {
     /// The API key (a restricted key that may read events), inline
     /// (development only: prefer `api_key_env` or `api_key_file`).
-    pub api_key: Option<String>,
+    #[serde(default, deserialize_with = "super::inline_secret::deserialize")]
+    pub api_key: Option<SecretString>,
     /// The API key from an environment variable.
     pub api_key_env: Option<String>,
     /// The API key from a file (trailing newline trimmed; relative to the config file).
@@ -557,19 +552,6 @@ fn default_api_timeout() -> Duration {
     Duration::from_secs(10)
 }
 
-impl std::fmt::Debug for EndpointReconcileFile {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EndpointReconcileFile")
-            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
-            .field("api_key_env", &self.api_key_env)
-            .field("api_key_file", &self.api_key_file)
-            .field("base_url", &self.base_url)
-            .field("lookback", &self.lookback)
-            .field("page_size", &self.page_size)
-            .finish_non_exhaustive()
-    }
-}
-
 /// `[admin]`: metrics and readiness, kept off the public port.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -578,7 +560,8 @@ pub struct AdminFile {
     pub listen: SocketAddr,
     /// The bearer token every admin request needs, inline (prefer `token_env`
     /// or `token_file`). Required when `listen` is not a loopback address.
-    pub token: Option<String>,
+    #[serde(default, deserialize_with = "super::inline_secret::deserialize")]
+    pub token: Option<SecretString>,
     /// The bearer token from an environment variable.
     pub token_env: Option<String>,
     /// The bearer token from a file (trailing newline trimmed; relative to the config file).
@@ -668,13 +651,14 @@ fn default_content_types() -> Vec<String> {
 }
 
 /// `[[endpoint.secret]]`: one version of an endpoint's key ring.
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SecretFile {
     /// The operator's name for this version; recorded with every event it verifies.
     pub version: String,
     /// The secret itself (development only: prefer `value_env` or `value_file`).
-    pub value: Option<String>,
+    #[serde(default, deserialize_with = "super::inline_secret::deserialize")]
+    pub value: Option<SecretString>,
     /// The name of an environment variable holding the secret.
     pub value_env: Option<String>,
     /// A file holding the secret (trailing newline trimmed; relative to the config file).
@@ -685,42 +669,19 @@ pub struct SecretFile {
     pub not_after: Option<i64>,
 }
 
-impl std::fmt::Debug for SecretFile {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SecretFile")
-            .field("version", &self.version)
-            .field("value", &self.value.as_ref().map(|_| "[redacted]"))
-            .field("value_env", &self.value_env)
-            .field("value_file", &self.value_file)
-            .field("not_before", &self.not_before)
-            .field("not_after", &self.not_after)
-            .finish()
-    }
-}
-
 /// `basic_auth = { username = "…", password_env = "…" }` on an endpoint.
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BasicAuthFile {
     /// The user name the provider sends (no `:`).
     pub username: String,
     /// The password itself (development only: prefer `password_env` or `password_file`).
-    pub password: Option<String>,
+    #[serde(default, deserialize_with = "super::inline_secret::deserialize")]
+    pub password: Option<SecretString>,
     /// The name of an environment variable holding the password.
     pub password_env: Option<String>,
     /// A file holding the password (trailing newline trimmed; relative to the config file).
     pub password_file: Option<PathBuf>,
-}
-
-impl std::fmt::Debug for BasicAuthFile {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BasicAuthFile")
-            .field("username", &self.username)
-            .field("password", &self.password.as_ref().map(|_| "[redacted]"))
-            .field("password_env", &self.password_env)
-            .field("password_file", &self.password_file)
-            .finish()
-    }
 }
 
 /// `[endpoint.generic_hmac]`: how a sender without a dedicated adapter
@@ -796,7 +757,7 @@ pub enum SignatureEncodingName {
 }
 
 /// `[[endpoint.target]]`: where an endpoint's accepted events are delivered.
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TargetFile {
     /// Unique within the endpoint; recorded on every delivery row.
@@ -812,7 +773,8 @@ pub struct TargetFile {
     pub url: Option<String>,
     /// `http`: the Standard Webhooks secret (`whsec_…`) the internal app
     /// verifies with, inline (prefer `secret_env` or `secret_file`).
-    pub secret: Option<String>,
+    #[serde(default, deserialize_with = "super::inline_secret::deserialize")]
+    pub secret: Option<SecretString>,
     /// `http`: the secret from an environment variable.
     pub secret_env: Option<String>,
     /// `http`: the secret from a file (trailing newline trimmed; relative to the config file).
@@ -847,21 +809,6 @@ pub struct TargetFile {
     /// Longest wait between two attempts.
     #[serde(default = "default_retry_cap", with = "humantime_serde")]
     pub retry_cap: Duration,
-}
-
-impl std::fmt::Debug for TargetFile {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TargetFile")
-            .field("name", &self.name)
-            .field("kind", &self.kind)
-            .field("url", &self.url)
-            .field("secret", &self.secret.as_ref().map(|_| "[redacted]"))
-            .field("secret_env", &self.secret_env)
-            .field("secret_file", &self.secret_file)
-            .field("subject", &self.subject)
-            .field("credentials_file", &self.credentials_file)
-            .finish_non_exhaustive()
-    }
 }
 
 /// `target.kind`.

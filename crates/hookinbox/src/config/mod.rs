@@ -22,6 +22,7 @@ mod encryption;
 mod endpoint;
 mod error;
 mod file;
+mod inline_secret;
 mod metrics;
 mod nats_subject;
 mod reconcile;
@@ -33,6 +34,8 @@ mod settings;
 mod storage;
 mod target;
 
+#[cfg(test)]
+mod redaction_tests;
 #[cfg(test)]
 mod reference_tests;
 #[cfg(test)]
@@ -48,7 +51,7 @@ pub use metrics::Metrics;
 pub use nats_subject::SubjectTemplate;
 pub use reconcile::{EndpointReconcile, Reconcile};
 pub use retention::Retention;
-pub use secret_source::{SecretSource, SecretValue};
+pub use secret_source::SecretSource;
 pub use server::{RateLimit, Server, Tls};
 pub use settings::Settings;
 pub use storage::{Database, Delivery, PostgresDatabase, Storage};

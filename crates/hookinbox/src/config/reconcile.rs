@@ -86,7 +86,7 @@ impl EndpointReconcile {
         let api_key = SecretSource::required(
             SecretFields {
                 name: "api_key",
-                inline: file.api_key.as_deref(),
+                inline: file.api_key.as_ref(),
                 env: file.api_key_env.as_deref(),
                 file: file.api_key_file.as_deref(),
             },

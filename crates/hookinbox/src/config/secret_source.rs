@@ -1,22 +1,40 @@
 //! Where a secret comes from: the config itself, an environment variable or
 //! a file. Every secret-bearing setting (endpoint secret versions, a
-//! target's signing secret, the admin token, a `basic_auth` password) is
-//! spelled the same way in the file (`X`, `X_env`, `X_file`: exactly one)
-//! and becomes one [`SecretSource`]. The value is read once, at start-up,
-//! by [`SecretSource::read`]; it is never logged, printed or serialized.
+//! target's signing secret, the admin token, a `basic_auth` password, the
+//! database password, an encryption key) is spelled the same way in the
+//! file (`X`, `X_env`, `X_file`: exactly one) and becomes one
+//! [`SecretSource`]. The value is read by [`SecretSource::read`] (at
+//! start-up, and on a key reload for endpoint secrets); it is never logged,
+//! printed or serialized.
+//!
+//! Every secret value is a [`SecretString`] (the `secrecy` crate's
+//! `SecretBox`, the one secret type of hookinbox, used as `SecretSlice<u8>`
+//! for decoded key bytes and `SecretBox<[u8; 32]>` for encryption keys):
+//! `Debug` prints `[REDACTED]`, it has no `Display` and no `Serialize`, and
+//! its memory is zeroed when dropped. So a struct holding one may derive
+//! `Debug`, and the only way to the value is `expose_secret()`, at the
+//! place that hands it to what needs it.
+//!
+//! A new secret setting (say, a reconcile API key) takes three fields in
+//! its `*File` struct (`api_key: Option<SecretString>`, `api_key_env`,
+//! `api_key_file`), [`SecretSource::required`] or
+//! [`SecretSource::from_fields`] to check them, and [`SecretSource::read`]
+//! where it is used.
 
 use std::path::{Path, PathBuf};
 
+use secrecy::{ExposeSecret, SecretString};
 use serde::ser::SerializeMap;
 use serde::Serialize;
+use zeroize::Zeroizing;
 
 use super::ConfigError;
 
 /// Where one secret is read from.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum SecretSource {
     /// Written in the config file (development only).
-    Inline(String),
+    Inline(SecretString),
     /// The named environment variable.
     Env(String),
     /// A file, already resolved against the config file's directory;
@@ -24,32 +42,23 @@ pub enum SecretSource {
     File(PathBuf),
 }
 
-/// A secret read from its source. Printing it shows `[redacted]`.
-#[derive(Clone)]
-pub struct SecretValue(String);
-
-impl SecretValue {
-    /// The secret itself: hand it to whatever needs it, never to a log.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for SecretValue {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("[redacted]")
-    }
-}
-
-impl std::fmt::Debug for SecretSource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SecretSource::Inline(_) => f.write_str("Inline([redacted])"),
-            SecretSource::Env(name) => f.debug_tuple("Env").field(name).finish(),
-            SecretSource::File(path) => f.debug_tuple("File").field(path).finish(),
+/// Two sources are the same when they name the same place, or hold the
+/// same inline value (configurations are compared, never secrets from a
+/// request: no constant time needed).
+impl PartialEq for SecretSource {
+    fn eq(&self, other: &SecretSource) -> bool {
+        match (self, other) {
+            (SecretSource::Inline(a), SecretSource::Inline(b)) => {
+                a.expose_secret() == b.expose_secret()
+            }
+            (SecretSource::Env(a), SecretSource::Env(b)) => a == b,
+            (SecretSource::File(a), SecretSource::File(b)) => a == b,
+            _ => false,
         }
     }
 }
+
+impl Eq for SecretSource {}
 
 /// As `{ env = "NAME" }`, `{ file = "/path" }` or `{ inline = "[redacted]" }`:
 /// the source, never the value (`config check`).
@@ -70,7 +79,7 @@ impl Serialize for SecretSource {
 /// are `{name}_env` and `{name}_file`.
 pub struct SecretFields<'a> {
     pub name: &'static str,
-    pub inline: Option<&'a str>,
+    pub inline: Option<&'a SecretString>,
     pub env: Option<&'a str>,
     pub file: Option<&'a Path>,
 }
@@ -87,7 +96,7 @@ impl SecretSource {
         let name = fields.name;
         let source = match (fields.inline, fields.env, fields.file) {
             (None, None, None) => return Ok(None),
-            (Some(value), None, None) => SecretSource::Inline(value.to_owned()),
+            (Some(value), None, None) => SecretSource::Inline(value.clone()),
             (None, Some(variable), None) => {
                 if variable.is_empty() || variable.contains('=') || variable.contains('\0') {
                     return Err(ConfigError::invalid(
@@ -126,24 +135,30 @@ impl SecretSource {
     /// Reads the secret. `field` names the setting in errors
     /// (`endpoint[0].secret[1].value_env`), which never hold the value.
     /// An empty secret is refused: it would be a key anyone can guess.
-    pub fn read(&self, field: &str) -> Result<SecretValue, ConfigError> {
-        let value = match self {
-            SecretSource::Inline(value) => value.clone(),
-            SecretSource::Env(name) => std::env::var(name).map_err(|_| {
+    pub fn read(&self, field: &str) -> Result<SecretString, ConfigError> {
+        // Held zeroizing until copied out at its final length (the text
+        // as read has the trailing newline, and a `String` that had to
+        // shrink would leave its first buffer behind).
+        let text: Zeroizing<String> = match self {
+            SecretSource::Inline(value) => Zeroizing::new(value.expose_secret().to_owned()),
+            SecretSource::Env(name) => Zeroizing::new(std::env::var(name).map_err(|_| {
                 ConfigError::invalid(
                     format!("{field}_env"),
                     format!("environment variable `{name}` is not set or not UTF-8"),
                 )
-            })?,
-            SecretSource::File(path) => std::fs::read_to_string(path)
-                .map_err(|e| {
+            })?),
+            SecretSource::File(path) => {
+                Zeroizing::new(std::fs::read_to_string(path).map_err(|e| {
                     ConfigError::invalid(
                         format!("{field}_file"),
                         format!("cannot read {}: {e}", path.display()),
                     )
-                })?
-                .trim_end_matches(['\n', '\r'])
-                .to_owned(),
+                })?)
+            }
+        };
+        let value = match self {
+            SecretSource::File(_) => text.trim_end_matches(['\n', '\r']),
+            _ => text.as_str(),
         };
         if value.trim().is_empty() {
             return Err(ConfigError::invalid(
@@ -151,7 +166,7 @@ impl SecretSource {
                 format!("{} is empty", self.describe()),
             ));
         }
-        Ok(SecretValue(value))
+        Ok(SecretString::from(value))
     }
 
     /// The field this source was written in, given the inline field's path.
@@ -186,7 +201,7 @@ mod tests {
     use super::*;
 
     fn fields<'a>(
-        inline: Option<&'a str>,
+        inline: Option<&'a SecretString>,
         env: Option<&'a str>,
         file: Option<&'a Path>,
     ) -> SecretFields<'a> {
@@ -208,7 +223,8 @@ mod tests {
                 .starts_with("endpoint[0].secret[1].value: "),
             "{none}"
         );
-        let two = SecretSource::required(fields(Some("x"), Some("X"), None), parent, base)
+        let x = SecretString::from("x");
+        let two = SecretSource::required(fields(Some(&x), Some("X"), None), parent, base)
             .unwrap_err()
             .to_string();
         assert!(two.contains("not several"), "{two}");
@@ -227,8 +243,8 @@ mod tests {
         let json = serde_json::to_string(&inline).unwrap();
         assert_eq!(json, r#"{"inline":"[redacted]"}"#);
         let value = inline.read("admin.token").unwrap();
-        assert_eq!(value.expose(), "hunter2-secret");
-        assert_eq!(format!("{value:?}"), "[redacted]");
+        assert_eq!(value.expose_secret(), "hunter2-secret");
+        assert!(!format!("{value:?}").contains("hunter2"));
         let env = serde_json::to_string(&SecretSource::Env("TOKEN".into())).unwrap();
         assert_eq!(env, r#"{"env":"TOKEN"}"#);
     }
@@ -247,7 +263,7 @@ mod tests {
         let path = dir.path().join("secret");
         std::fs::write(&path, "s3cret\n").unwrap();
         let read = SecretSource::File(path.clone()).read("x.value").unwrap();
-        assert_eq!(read.expose(), "s3cret");
+        assert_eq!(read.expose_secret(), "s3cret");
         std::fs::write(&path, "\n").unwrap();
         let empty = SecretSource::File(path).read("x.value").unwrap_err();
         assert!(empty.to_string().starts_with("x.value_file: "), "{empty}");

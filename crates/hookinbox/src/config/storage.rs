@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use hookinbox_store::{PostgresUrl, StorageUrl};
+use secrecy::ExposeSecret;
 use serde::{Serialize, Serializer};
 
 use super::checks::{non_zero_usize, positive};
@@ -88,7 +89,7 @@ impl Database {
 
 impl Storage {
     pub(super) fn from_file(file: StorageFile, base_dir: &Path) -> Result<Storage, ConfigError> {
-        let database = match StorageUrl::parse(&file.url, base_dir)
+        let database = match StorageUrl::parse(file.url.expose_secret(), base_dir)
             .map_err(|e| ConfigError::invalid("storage.url", e.to_string()))?
         {
             StorageUrl::Sqlite(path) => {

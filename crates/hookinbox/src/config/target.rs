@@ -237,7 +237,7 @@ fn http_destination(
     let secret = SecretSource::required(
         SecretFields {
             name: "secret",
-            inline: file.secret.as_deref(),
+            inline: file.secret.as_ref(),
             env: file.secret_env.as_deref(),
             file: file.secret_file.as_deref(),
         },

@@ -16,10 +16,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use hookinbox_store::{LeasedDelivery, StoredEvent, UnsignedMetadata};
-use hookinbox_verify::SecretBytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 use hyper::{Request, StatusCode, Uri};
+use secrecy::{ExposeSecret, SecretSlice};
 
 use super::destination::{AttemptResult, Destination};
 use super::retry_policy::AttemptOutcome;
@@ -33,7 +33,7 @@ const MAX_RESPONSE_BYTES: usize = 64 * 1024;
 pub struct HttpTarget {
     url: Uri,
     timeout: Duration,
-    signing_key: SecretBytes,
+    signing_key: SecretSlice<u8>,
     /// Plain for `http://` targets, TLS for `https://` ones.
     client: HttpClient,
 }
@@ -49,7 +49,7 @@ impl std::fmt::Debug for HttpTarget {
 
 impl HttpTarget {
     /// A target sending over plain TCP (`http://` URLs).
-    pub fn new(url: Uri, timeout: Duration, signing_key: SecretBytes) -> HttpTarget {
+    pub fn new(url: Uri, timeout: Duration, signing_key: SecretSlice<u8>) -> HttpTarget {
         HttpTarget {
             url,
             timeout,
@@ -63,7 +63,7 @@ impl HttpTarget {
     pub fn with_tls(
         url: Uri,
         timeout: Duration,
-        signing_key: SecretBytes,
+        signing_key: SecretSlice<u8>,
         roots: TrustRoots,
     ) -> Result<HttpTarget, rustls::Error> {
         Ok(HttpTarget {
@@ -79,7 +79,7 @@ impl HttpTarget {
     pub async fn send(&self, event: &StoredEvent, now_secs: i64) -> AttemptOutcome {
         let body = event.payload.clone().unwrap_or_default();
         let signature = hookinbox_verify::providers::standard::sign_v1(
-            self.signing_key.expose(),
+            self.signing_key.expose_secret(),
             &event.id,
             now_secs,
             &body,

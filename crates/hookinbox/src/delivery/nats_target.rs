@@ -32,13 +32,14 @@ use async_nats::jetstream::context::{PublishError, PublishErrorKind};
 use async_nats::{ConnectOptions, Event, HeaderMap, HeaderValue, ServerAddr};
 use async_trait::async_trait;
 use hookinbox_store::{LeasedDelivery, StoredEvent};
+use secrecy::{ExposeSecret, SecretString};
 use tokio::sync::{watch, OnceCell};
 use tokio::time::Instant;
 
 use super::destination::{AttemptResult, Destination};
 use super::http_target::unsigned_header;
 use super::retry_policy::AttemptOutcome;
-use crate::config::{ConfigError, NatsDestination, SecretSource, SecretValue, SubjectTemplate};
+use crate::config::{ConfigError, NatsDestination, SecretSource, SubjectTemplate};
 
 /// Longest server text kept in `last_error`.
 const MAX_ERROR_CHARS: usize = 200;
@@ -51,7 +52,7 @@ pub struct NatsTarget {
     servers: Vec<ServerAddr>,
     subject: SubjectTemplate,
     /// The `.creds` file's text, read and checked at start-up.
-    credentials: Option<SecretValue>,
+    credentials: Option<SecretString>,
     timeout: Duration,
     connection: OnceCell<Connection>,
 }
@@ -126,7 +127,7 @@ impl NatsTarget {
                 let field = format!("{field}.credentials");
                 let text = source.read(&field)?;
                 // The parser's complaint names what is missing, never the text.
-                ConnectOptions::with_credentials(text.expose()).map_err(|error| {
+                ConnectOptions::with_credentials(text.expose_secret()).map_err(|error| {
                     ConfigError::invalid(
                         source.field_name(&field),
                         format!(
@@ -180,7 +181,7 @@ impl NatsTarget {
     /// background, so this returns at once.
     async fn connect(&self) -> Result<Connection, String> {
         let options = match &self.credentials {
-            Some(text) => ConnectOptions::with_credentials(text.expose())
+            Some(text) => ConnectOptions::with_credentials(text.expose_secret())
                 .map_err(|_| "nats: the credentials file cannot be used".to_owned())?,
             None => ConnectOptions::new(),
         };

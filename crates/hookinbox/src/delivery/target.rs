@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hookinbox_verify::{Adapter, Key};
+use secrecy::ExposeSecret;
 use tokio::sync::Notify;
 
 use super::destination::Destination;
@@ -87,7 +88,7 @@ fn http_sender(destination: &HttpDestination, field: &str) -> Result<HttpTarget,
     let secret = destination.secret.read(&secret_field)?;
     // The same decoding the internal app's Standard Webhooks library applies.
     let key = hookinbox_verify::providers::standard::Standard
-        .parse_key(secret.expose())
+        .parse_key(secret.expose_secret())
         .map_err(|e| {
             ConfigError::invalid(
                 destination.secret.field_name(&secret_field),

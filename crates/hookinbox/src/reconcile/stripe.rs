@@ -14,12 +14,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
-use hyper::header::{ACCEPT, AUTHORIZATION};
+use hyper::header::{HeaderValue, ACCEPT, AUTHORIZATION};
 use hyper::{Request, Uri};
+use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::config::{ConfigError, EndpointReconcile, SecretValue};
+use crate::config::{ConfigError, EndpointReconcile};
 use crate::delivery::tls::{self, TrustRoots};
 use crate::http_client::HttpClient;
 
@@ -33,7 +34,7 @@ const MAX_PAGE_BYTES: usize = 32 << 20;
 /// One endpoint's view of a Stripe account's events.
 pub struct StripeSource {
     endpoint_id: String,
-    api_key: SecretValue,
+    api_key: SecretString,
     base_url: Uri,
     lookback: Duration,
     page_size: u32,
@@ -163,8 +164,13 @@ impl StripeSource {
         };
         let base = self.base_url.to_string();
         let url = format!("{}/v1/events?{query}", base.trim_end_matches('/'));
+        // Marked sensitive: never printed by hyper's own Debug.
+        let mut authorization =
+            HeaderValue::from_str(&format!("Bearer {}", self.api_key.expose_secret()))
+                .map_err(|_| self.not_a_list())?;
+        authorization.set_sensitive(true);
         let request = Request::get(url)
-            .header(AUTHORIZATION, format!("Bearer {}", self.api_key.expose()))
+            .header(AUTHORIZATION, authorization)
             .header(ACCEPT, "application/json")
             .body(Full::new(Bytes::new()))
             .map_err(|_| self.not_a_list())?;
