@@ -129,14 +129,18 @@ fn due_ids<T: rusqlite::types::FromSql>(
         .collect()
 }
 
-/// How long one purge op may keep the writer busy deleting: the accepts
-/// committed in the same transaction wait for it, so its length is what a
-/// purge adds to their latency. The `batch` a caller asks for is the most
-/// an op takes; this bounds it by time on a slow disk or a busy machine.
+/// How long one purge op may keep the writer busy, finding and deleting:
+/// the accepts committed in the same transaction wait for it, so its
+/// length is what a purge adds to their latency. The `batch` a caller asks
+/// for is the most an op takes; this bounds it by time on a slow disk or a
+/// busy machine.
 pub(crate) const OP_BUDGET: Duration = Duration::from_millis(2);
 
 /// Items an op always purges before the time budget applies, so every op
 /// progresses (and small batches, like the tests', are never cut short).
+/// Also how many due ids an op reads at a time: finding them costs time
+/// too (each is checked for an open delivery), and ids read past the
+/// budget would be read for nothing.
 pub(crate) const MIN_ITEMS_PER_OP: usize = 16;
 
 /// The time budget of one op, over all its rules.
@@ -155,14 +159,48 @@ impl OpBudget {
         }
     }
 
+    /// Whether the op may go on.
+    fn left(&self) -> bool {
+        self.items < MIN_ITEMS_PER_OP || self.started.elapsed() < self.budget
+    }
+
     /// Whether the op may purge one more item (and counts it).
     fn take(&mut self) -> bool {
-        let allowed = self.items < MIN_ITEMS_PER_OP || self.started.elapsed() < self.budget;
+        let allowed = self.left();
         if allowed {
             self.items += 1;
         }
         allowed
     }
+}
+
+/// Applies `purge_one` to the ids `due` selects (with ?1 the cutoff), at
+/// most `limit`, reading them [`MIN_ITEMS_PER_OP`] at a time while the
+/// budget lasts. Every id `due` returns can be purged (the statements
+/// leave out what must stay), and a purged id is not selected again, so
+/// each read starts on new work; a short read means the rule is done.
+fn purge_due<T: rusqlite::types::FromSql>(
+    conn: &Connection,
+    due: &str,
+    cutoff: i64,
+    limit: usize,
+    budget: &mut OpBudget,
+    mut purge_one: impl FnMut(&T) -> Result<(), rusqlite::Error>,
+) -> Result<u64, rusqlite::Error> {
+    let mut purged = 0;
+    while purged < limit && budget.left() {
+        let wanted = (limit - purged).min(MIN_ITEMS_PER_OP);
+        let ids: Vec<T> = due_ids(conn, due, cutoff, i64::try_from(wanted).unwrap_or(i64::MAX))?;
+        let read = ids.len();
+        for id in ids.iter().take_while(|_| budget.take()) {
+            purge_one(id)?;
+            purged += 1;
+        }
+        if read < wanted {
+            break;
+        }
+    }
+    Ok(purged as u64)
 }
 
 /// Purges up to `limit` items per rule, inside the writer's transaction:
@@ -176,51 +214,68 @@ pub(crate) fn purge(
     limit: usize,
     budget: Duration,
 ) -> Result<PurgeCounts, rusqlite::Error> {
-    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let mut budget = OpBudget::new(budget);
     let mut purged = PurgeCounts::default();
     if let Some(cutoff) = RetentionPolicy::cutoff_ms(policy.dedup, now_ms) {
-        let ids: Vec<String> = due_ids(conn, &events_due(), cutoff, limit)?;
-        for id in ids.iter().take_while(|_| budget.take()) {
-            conn.prepare_cached(
-                "DELETE FROM delivery_attempt
+        purged.events = purge_due(
+            conn,
+            &events_due(),
+            cutoff,
+            limit,
+            &mut budget,
+            |id: &String| {
+                conn.prepare_cached(
+                    "DELETE FROM delivery_attempt
                  WHERE delivery_id IN (SELECT id FROM delivery WHERE inbox_id = ?1)",
-            )?
-            .execute(params![id])?;
-            conn.prepare_cached("DELETE FROM delivery WHERE inbox_id = ?1")?
+                )?
                 .execute(params![id])?;
-            conn.prepare_cached("DELETE FROM inbox_payload WHERE inbox_id = ?1")?
-                .execute(params![id])?;
-            conn.prepare_cached("DELETE FROM inbox WHERE id = ?1")?
-                .execute(params![id])?;
-            purged.events += 1;
-        }
+                conn.prepare_cached("DELETE FROM delivery WHERE inbox_id = ?1")?
+                    .execute(params![id])?;
+                conn.prepare_cached("DELETE FROM inbox_payload WHERE inbox_id = ?1")?
+                    .execute(params![id])?;
+                conn.prepare_cached("DELETE FROM inbox WHERE id = ?1")?
+                    .execute(params![id])?;
+                Ok(())
+            },
+        )?;
     }
     if let Some(cutoff) = RetentionPolicy::cutoff_ms(policy.raw_payload, now_ms) {
-        let ids: Vec<String> = due_ids(conn, &raw_payload_due(), cutoff, limit)?;
-        for id in ids.iter().take_while(|_| budget.take()) {
-            // The audit headers go too; what is left of them is plain, so
-            // the row names no key.
-            conn.prepare_cached(
-                "UPDATE inbox SET payload_segment = NULL, payload_offset = NULL,
-                                  payload_len = NULL, payload_key_id = NULL, audit_headers = '[]'
-                 WHERE id = ?1",
-            )?
-            .execute(params![id])?;
-            conn.prepare_cached("DELETE FROM inbox_payload WHERE inbox_id = ?1")?
+        purged.raw_payloads = purge_due(
+            conn,
+            &raw_payload_due(),
+            cutoff,
+            limit,
+            &mut budget,
+            |id: &String| {
+                // The audit headers go too; what is left of them is plain, so
+                // the row names no key.
+                conn.prepare_cached(
+                    "UPDATE inbox SET payload_segment = NULL, payload_offset = NULL,
+                                      payload_len = NULL, payload_key_id = NULL, audit_headers = '[]'
+                     WHERE id = ?1",
+                )?
                 .execute(params![id])?;
-            purged.raw_payloads += 1;
-        }
+                conn.prepare_cached("DELETE FROM inbox_payload WHERE inbox_id = ?1")?
+                    .execute(params![id])?;
+                Ok(())
+            },
+        )?;
     }
     if let Some(cutoff) = RetentionPolicy::cutoff_ms(policy.dead_deliveries, now_ms) {
-        let ids: Vec<i64> = due_ids(conn, DEAD_DELIVERIES_DUE, cutoff, limit)?;
-        for id in ids.iter().take_while(|_| budget.take()) {
-            conn.prepare_cached("DELETE FROM delivery_attempt WHERE delivery_id = ?1")?
-                .execute(params![id])?;
-            conn.prepare_cached("DELETE FROM delivery WHERE id = ?1")?
-                .execute(params![id])?;
-            purged.dead_deliveries += 1;
-        }
+        purged.dead_deliveries = purge_due(
+            conn,
+            DEAD_DELIVERIES_DUE,
+            cutoff,
+            limit,
+            &mut budget,
+            |id: &i64| {
+                conn.prepare_cached("DELETE FROM delivery_attempt WHERE delivery_id = ?1")?
+                    .execute(params![id])?;
+                conn.prepare_cached("DELETE FROM delivery WHERE id = ?1")?
+                    .execute(params![id])?;
+                Ok(())
+            },
+        )?;
     }
     Ok(purged)
 }
