@@ -75,6 +75,21 @@ pub struct LeasedDelivery {
     pub ordered: bool,
 }
 
+/// A leased delivery with the event it delivers, as
+/// [`crate::Store::lease_events`] hands them to a worker: read in the
+/// lease's own round trip where the backend can (PostgreSQL), so a worker
+/// does not go back to the database once per delivery for its event.
+#[derive(Debug)]
+pub struct LeasedEvent {
+    pub lease: LeasedDelivery,
+    /// The event behind the lease, as [`crate::Store::load_event`] reads
+    /// it: `Ok(None)` when the inbox row is missing, `Err` when it could not
+    /// be read (a body that fails its fingerprint, a key not in the ring).
+    /// Only this delivery's attempt fails then; the lease is held either
+    /// way.
+    pub event: Result<Option<crate::StoredEvent>, crate::StoreError>,
+}
+
 /// How a leased delivery ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Settlement {

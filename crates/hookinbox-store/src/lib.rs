@@ -40,7 +40,8 @@ pub mod store_reads;
 
 pub use backlog::{Backlog, TargetBacklog, TargetRef};
 pub use delivery::{
-    DeliveryStatus, LeaseParams, LeasedDelivery, ReplaySelector, SettleRequest, Settlement,
+    DeliveryStatus, LeaseParams, LeasedDelivery, LeasedEvent, ReplaySelector, SettleRequest,
+    Settlement,
 };
 pub use delivery_wakeups::DeliveryWakeups;
 pub use drift::{Drift, DriftQuery, DriftRepair, MissingDelivery, Repaired};

@@ -6,8 +6,8 @@ use std::collections::HashSet;
 
 use crate::{
     AcceptOutcome, Backlog, DeliveryWakeups, Drift, DriftQuery, DriftRepair, InboxStatus,
-    LeaseParams, LeasedDelivery, NewEvent, Repaired, ReplaySelector, SettleRequest, Settlement,
-    Stats, StoreError, StoredEvent, TargetRef,
+    LeaseParams, LeasedDelivery, LeasedEvent, NewEvent, Repaired, ReplaySelector, SettleRequest,
+    Settlement, Stats, StoreError, StoredEvent, TargetRef,
 };
 
 /// Durable storage of the inbox and its outbox. Every implementation passes
@@ -24,6 +24,20 @@ pub trait Store: Send + Sync + 'static {
 
     /// Leases due deliveries of one target (see `LeaseParams`).
     async fn lease(&self, params: LeaseParams) -> Result<Vec<LeasedDelivery>, StoreError>;
+
+    /// Leases as [`Store::lease`] does and reads each leased delivery's
+    /// event, as [`Store::load_event`] would, for the worker that sends it.
+    /// The default reads them one by one after the lease, for backends
+    /// where a read is cheap (SQLite reads in-process).
+    async fn lease_events(&self, params: LeaseParams) -> Result<Vec<LeasedEvent>, StoreError> {
+        let leased = self.lease(params).await?;
+        let mut with_events = Vec::with_capacity(leased.len());
+        for lease in leased {
+            let event = self.load_event(&lease.inbox_id).await;
+            with_events.push(LeasedEvent { lease, event });
+        }
+        Ok(with_events)
+    }
 
     /// Extends a lease; `false` when it is no longer held.
     async fn heartbeat(&self, lease: &LeasedDelivery, until_ms: i64) -> Result<bool, StoreError>;

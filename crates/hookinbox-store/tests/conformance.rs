@@ -13,9 +13,9 @@ use std::sync::Arc;
 
 use hookinbox_store::{
     AcceptOutcome, CappedCount, DriftQuery, DriftRepair, EncryptionKeys, EventCursor, EventFilter,
-    InboxStatus, MissingDelivery, OverviewQuery, PurgeCounts, Repaired, ReplaySelector,
-    RetentionPolicy, RewrapProgress, SettleRequest, Settlement, StoreError, TargetBacklog,
-    TargetRef, UnsignedMetadata,
+    InboxStatus, LeasedEvent, MissingDelivery, OverviewQuery, PurgeCounts, Repaired,
+    ReplaySelector, RetentionPolicy, RewrapProgress, SettleRequest, Settlement, StoreError,
+    TargetBacklog, TargetRef, UnsignedMetadata,
 };
 use support::{
     event, event_for_target, inserted, lease_params, unsigned_id_event, Backend, WINDOW_MS,
@@ -64,6 +64,7 @@ conformance! {
         signed_ids_with_one_body_are_two_events,
         bodies_are_read_back_exactly_and_never_replaced,
         delivered_event_becomes_processed,
+        leased_events_come_with_the_event_load_event_reads,
         an_event_is_processed_once_all_its_targets_are_done,
         retries_wait_and_dead_fails_then_replay_delivers,
         expired_leases_are_reclaimed_and_the_old_owner_cannot_settle,
@@ -96,6 +97,7 @@ conformance! {
         sealed_records_read_back_and_keep_no_plaintext_at_rest,
         a_record_sealed_under_an_older_key_reads_while_the_ring_has_it,
         a_changed_byte_of_a_sealed_body_is_corrupt,
+        a_corrupt_body_fails_only_its_own_leased_event,
         a_sealed_body_moved_to_another_row_is_corrupt,
         a_sealed_body_put_in_place_of_the_audit_headers_is_corrupt,
         rewrap_moves_every_row_to_the_active_key_in_batches,
@@ -287,6 +289,56 @@ async fn delivered_event_becomes_processed(backend: &Backend) {
         .unwrap());
     let stats = store.stats().await.unwrap();
     assert_eq!(stats.by_status.get("PROCESSED"), Some(&1));
+}
+
+async fn leased_events_come_with_the_event_load_event_reads(backend: &Backend) {
+    let store = &backend.store;
+    let first = inserted(store, event_for_target("le1", None)).await;
+    let second = inserted(store, event_for_target("le2", Some(("obj", 1)))).await;
+    // The object's next version waits for the first.
+    inserted(store, event_for_target("le3", Some(("obj", 2)))).await;
+    let leased = store.lease_events(lease_params("w", 1_000)).await.unwrap();
+    let ids: Vec<&str> = leased.iter().map(|l| l.lease.inbox_id.as_str()).collect();
+    assert_eq!(ids, [first.as_str(), second.as_str()]);
+    for LeasedEvent { lease, event } in &leased {
+        let event = event.as_ref().unwrap().as_ref().unwrap();
+        assert_eq!(
+            Some(event),
+            store.load_event(&lease.inbox_id).await.unwrap().as_ref()
+        );
+        assert_eq!(event.payload.as_deref(), Some(&b"{}"[..]));
+    }
+    assert!(leased[1].lease.ordered && !leased[0].lease.ordered);
+    assert!(
+        store
+            .lease_events(lease_params("w2", 1_000))
+            .await
+            .unwrap()
+            .is_empty(),
+        "leased rows are not leased twice, and the object's next version waits"
+    );
+    let settled = store
+        .settle_many(
+            leased
+                .into_iter()
+                .map(|leased| SettleRequest {
+                    lease: leased.lease,
+                    settlement: Settlement::Delivered,
+                    now_ms: 1_001,
+                })
+                .collect(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(settled, [true, true]);
+    let next = store.lease_events(lease_params("w", 1_002)).await.unwrap();
+    assert_eq!(
+        next.len(),
+        1,
+        "the object's version 2 goes once 1 is delivered"
+    );
+    let stats = store.stats().await.unwrap();
+    assert_eq!(stats.by_status.get("PROCESSED"), Some(&2));
 }
 
 async fn retries_wait_and_dead_fails_then_replay_delivers(backend: &Backend) {
@@ -1131,6 +1183,30 @@ async fn a_changed_byte_of_a_sealed_body_is_corrupt(backend: Backend) {
         .unwrap()
         .is_some());
     assert_reads_back(&backend, &untouched, b"{\"amount\":200}").await;
+}
+
+async fn a_corrupt_body_fails_only_its_own_leased_event(backend: Backend) {
+    let backend = backend.reopen(k1()).await;
+    let mut corrupt = marked_event("lc1", b"{\"amount\":100}");
+    corrupt.targets = vec!["t".into()];
+    let mut sound = marked_event("lc2", b"{\"amount\":200}");
+    sound.targets = vec!["t".into()];
+    let id = inserted(&backend.store, corrupt).await;
+    let untouched = inserted(&backend.store, sound).await;
+    backend.flip_stored_payload_byte(&id, 30).await;
+    let mut leased = backend
+        .store
+        .lease_events(lease_params("w", 1_700_000_000_000))
+        .await
+        .unwrap();
+    assert_eq!(leased.len(), 2, "both are leased");
+    let second = leased.pop().unwrap();
+    let first = leased.pop().unwrap();
+    assert_eq!(first.lease.inbox_id, id);
+    assert_corrupt_naming(first.event, &id, "k1");
+    assert_eq!(second.lease.inbox_id, untouched);
+    let event = second.event.unwrap().unwrap();
+    assert_eq!(event.payload.as_deref(), Some(&b"{\"amount\":200}"[..]));
 }
 
 async fn a_sealed_body_moved_to_another_row_is_corrupt(backend: Backend) {

@@ -49,7 +49,7 @@ pub use url::{PostgresUrl, PostgresUrlError, SslMode};
 use crate::prepared_event::PreparedEvent;
 use crate::{
     AcceptOutcome, Backlog, DeliveryWakeups, Drift, DriftQuery, DriftRepair, HandlerDelivery,
-    InboxStatus, LeaseParams, LeasedDelivery, NewEvent, PostgresHandler, PurgeCounts,
+    InboxStatus, LeaseParams, LeasedDelivery, LeasedEvent, NewEvent, PostgresHandler, PurgeCounts,
     PurgeProgress, Repaired, ReplaySelector, RetentionPolicy, RewrapProgress, SettleRequest,
     Settlement, Stats, Store, StoreError, StoreReads, StoredEvent, TargetRef,
 };
@@ -57,6 +57,7 @@ use accept_batcher::{AcceptRequest, Batcher};
 use db_error::PgError;
 use handler::HandlerTxError;
 use listen::{Listener, NOTIFY};
+use outbox::CommitDurability;
 
 /// The PostgreSQL implementation of [`Store`].
 pub struct PostgresStore {
@@ -133,6 +134,18 @@ impl PostgresStore {
 
     async fn client(&self) -> Result<deadpool_postgres::Object, PgError> {
         Ok(self.pool.get().await?)
+    }
+
+    /// One lease transaction (see `outbox::lease`).
+    async fn lease_with_event_rows(
+        &self,
+        params: &LeaseParams,
+    ) -> Result<Vec<outbox::Leased>, PgError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let leased = outbox::lease(&tx, &self.schema, params).await?;
+        tx.commit().await?;
+        Ok(leased)
     }
 
     /// Starts the LISTEN connection the first time a worker subscribes.
@@ -282,14 +295,21 @@ impl Store for PostgresStore {
     }
 
     async fn lease(&self, params: LeaseParams) -> Result<Vec<LeasedDelivery>, StoreError> {
-        let mut client = self.client().await?;
-        let leased = async {
-            let tx = client.transaction().await?;
-            let leased = outbox::lease(&tx, &self.schema, &params).await?;
-            tx.commit().await?;
-            Ok::<_, PgError>(leased)
-        };
-        Ok(leased.await?)
+        let leased = self.lease_with_event_rows(&params).await?;
+        Ok(leased.into_iter().map(|leased| leased.lease).collect())
+    }
+
+    /// Leases and reads the events in the same statement: one round trip
+    /// for the batch instead of one per delivery.
+    async fn lease_events(&self, params: LeaseParams) -> Result<Vec<LeasedEvent>, StoreError> {
+        let leased = self.lease_with_event_rows(&params).await?;
+        Ok(leased
+            .into_iter()
+            .map(|leased| LeasedEvent {
+                event: self.reader.event_from_joined_row(&leased.event_row),
+                lease: leased.lease,
+            })
+            .collect())
     }
 
     async fn heartbeat(&self, lease: &LeasedDelivery, until_ms: i64) -> Result<bool, StoreError> {
@@ -318,9 +338,20 @@ impl Store for PostgresStore {
             return Ok(Vec::new());
         }
         let mut client = self.client().await?;
+        // Unflushed unless an ordered delivery is among them (see
+        // `outbox`'s module doc), set in the same round trip.
+        let unflushed = requests.iter().all(|request| !request.lease.ordered);
         let settled = async {
             let tx = client.transaction().await?;
-            let settled = outbox::settle_many(&tx, &requests).await?;
+            let settled = if unflushed {
+                let ((), settled) = tokio::try_join!(
+                    outbox::set_commit_durability(&tx, CommitDurability::Unflushed),
+                    outbox::settle_many(&tx, &requests),
+                )?;
+                settled
+            } else {
+                outbox::settle_many(&tx, &requests).await?
+            };
             tx.commit().await?;
             Ok::<_, PgError>(settled)
         };

@@ -25,6 +25,18 @@ use crate::{
     UnsignedMetadata,
 };
 
+/// The columns of `inbox i` and `inbox_payload p` that make a
+/// [`StoredEvent`], in the order `stored_event_from_row` reads them: one
+/// list for `load_event` and the lease that reads its events itself.
+macro_rules! stored_event_columns {
+    () => {
+        "i.id, i.endpoint_id, i.provider, i.provider_event_id, i.event_type, i.object_id, \
+         i.object_version, i.received_at_ms, i.content_type, i.unsigned_metadata, \
+         i.payload_sha256, p.payload, i.payload_key_id"
+    };
+}
+pub(crate) use stored_event_columns;
+
 /// Reads over a pool of connections.
 #[derive(Clone)]
 pub struct PostgresReader {
@@ -59,13 +71,11 @@ impl PostgresReader {
     pub async fn load_event(&self, inbox_id: &str) -> Result<Option<StoredEvent>, StoreError> {
         let client = self.pool.get().await.map_err(PgError::from)?;
         let statement = client
-            .prepare_cached(
-                "SELECT i.id, i.endpoint_id, i.provider, i.provider_event_id, i.event_type, i.object_id,
-                        i.object_version, i.received_at_ms, i.content_type, i.unsigned_metadata,
-                        i.payload_sha256, p.payload, i.payload_key_id
-                 FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
-                 WHERE i.id = $1",
-            )
+            .prepare_cached(concat!(
+                "SELECT ",
+                stored_event_columns!(),
+                " FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id WHERE i.id = $1"
+            ))
             .await
             .map_err(PgError::from)?;
         let Some(row) = client
@@ -76,6 +86,23 @@ impl PostgresReader {
             return Ok(None);
         };
         Ok(Some(stored_event_from_row(self.keys.as_deref(), &row)?))
+    }
+
+    /// The event in `row`, whose first columns are [`stored_event_columns`]
+    /// of a LEFT JOIN on `inbox i` (the lease reads them in its own
+    /// statement): `None` when the join found no inbox row.
+    pub(crate) fn event_from_joined_row(
+        &self,
+        row: &Row,
+    ) -> Result<Option<StoredEvent>, StoreError> {
+        if row
+            .try_get::<_, Option<String>>(0)
+            .map_err(PgError::from)?
+            .is_none()
+        {
+            return Ok(None);
+        }
+        Ok(Some(stored_event_from_row(self.keys.as_deref(), row)?))
     }
 
     async fn page(&self, filter: &EventFilter) -> Result<EventPage, PgError> {

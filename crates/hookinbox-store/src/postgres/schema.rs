@@ -171,6 +171,14 @@ pub(super) const MIGRATIONS: &[&str] = &[
     CREATE INDEX inbox_key_id ON inbox (payload_key_id);
     CREATE INDEX delivery_dead ON delivery (next_attempt_at_ms) WHERE status = 'DEAD';
     "#,
+    // 9 (#7, the delivery drain): drop `delivery_inbox`. The index of
+    // UNIQUE (inbox_id, target, generation) starts with `inbox_id` and
+    // serves every lookup by event; the duplicate cost an index entry for
+    // each version of a delivery row — its insert and both of its updates
+    // (leased, settled), as no update of `status` is HOT.
+    r#"
+    DROP INDEX delivery_inbox;
+    "#,
 ];
 
 /// The schema version this build writes.

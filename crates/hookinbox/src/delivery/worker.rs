@@ -12,7 +12,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookinbox_store::{LeaseParams, LeasedDelivery, SettleRequest, Settlement, Store};
+use hookinbox_store::{
+    LeaseParams, LeasedDelivery, LeasedEvent, SettleRequest, Settlement, Store, StoreError,
+    StoredEvent,
+};
 use rand::Rng;
 use tokio::sync::{watch, Semaphore};
 
@@ -55,9 +58,13 @@ pub async fn run(
             break;
         }
         let free = slots.available_permits();
-        if free == 0 {
+        let batch = lease_batch(target.concurrency);
+        if free < batch {
+            // Enough attempts are in flight to keep the target busy while
+            // more slots free up: one lease for `batch` deliveries costs
+            // the database about what one for a single delivery does.
             tokio::select! {
-                permit = Arc::clone(&slots).acquire_owned() => drop(permit),
+                permits = Arc::clone(&slots).acquire_many_owned(batch as u32) => drop(permits),
                 _ = shutdown.changed() => {}
             }
             continue;
@@ -70,7 +77,7 @@ pub async fn run(
             now_ms: clock::unix_millis(),
             lease_ms: target.lease.as_millis() as i64,
         };
-        let leased = match context.store.lease(params).await {
+        let leased = match context.store.lease_events(params).await {
             Ok(leased) => leased,
             Err(error) => {
                 tracing::warn!(message = "Could not lease deliveries.", target = %target.name, %error);
@@ -85,7 +92,7 @@ pub async fn run(
             }
             continue;
         }
-        for lease in leased {
+        for LeasedEvent { lease, event } in leased {
             let Ok(permit) = Arc::clone(&slots).acquire_owned().await else {
                 return;
             };
@@ -93,7 +100,8 @@ pub async fn run(
             let (settlements, destination) = (settlements.clone(), Arc::clone(&destination));
             tokio::spawn(async move {
                 // None: a handler already recorded the outcome.
-                if let Some(request) = attempt(&context, &target, destination.as_ref(), lease).await
+                if let Some(request) =
+                    attempt(&context, &target, destination.as_ref(), lease, event).await
                 {
                     // The slot is freed once the outcome is queued, not once
                     // it is committed; the bounded queue holds the slot when
@@ -112,6 +120,14 @@ pub async fn run(
     let _ = slots.acquire_many(target.concurrency as u32).await;
     drop(settlements);
     let _ = settler.await;
+}
+
+/// The fewest free slots a worker leases for: a quarter of the target's
+/// concurrency (one slot up to 7). Below it, the worker waits for more
+/// attempts to end first; a worker with fewer slots in use than that
+/// leases at once, so a quiet target's latency is unchanged.
+fn lease_batch(concurrency: usize) -> usize {
+    (concurrency / 4).max(1)
 }
 
 /// Extends `lease` every third of the target's lease until the attempt it
@@ -136,24 +152,26 @@ async fn heartbeat_until_dropped(
     }
 }
 
-/// One attempt of one leased delivery, heartbeating while it runs; returns
-/// its settlement for the settler, or None when a handler target already
-/// committed it (or found its lease taken over).
+/// One attempt of one leased delivery at its event (read with the lease),
+/// heartbeating while it runs; returns its settlement for the settler, or
+/// None when a handler target already committed it (or found its lease
+/// taken over).
 async fn attempt(
     context: &WorkerContext,
     target: &Target,
     destination: &dyn Destination,
     lease: LeasedDelivery,
+    event: Result<Option<StoredEvent>, StoreError>,
 ) -> Option<SettleRequest> {
     let started = std::time::Instant::now();
-    // When the event arrived, once it is read: for the end-to-end latency.
-    let mut received_at_ms = None;
+    // When the event arrived: for the end-to-end latency.
+    let received_at_ms = event
+        .as_ref()
+        .ok()
+        .and_then(|event| event.as_ref().map(|event| event.received_at_ms));
     let send = async {
-        let event = match context.store.load_event(&lease.inbox_id).await {
-            Ok(Some(event)) => {
-                received_at_ms = Some(event.received_at_ms);
-                event
-            }
+        let event = match event {
+            Ok(Some(event)) => event,
             Ok(None) => {
                 return AttemptOutcome::Permanent {
                     error: "the event is missing from the inbox".into(),
@@ -247,5 +265,18 @@ fn delivered_end_to_end(lease: &LeasedDelivery, received_at_ms: Option<i64>, now
             delivered_at_ms: now_ms,
         }
         .emit();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lease_batch;
+
+    #[test]
+    fn a_lease_waits_for_a_quarter_of_the_slots_and_never_for_more_than_one_below_eight() {
+        assert_eq!(lease_batch(1), 1);
+        assert_eq!(lease_batch(7), 1);
+        assert_eq!(lease_batch(8), 2);
+        assert_eq!(lease_batch(64), 16);
     }
 }
