@@ -44,9 +44,9 @@ pub use crate::handler::HandlerDelivery;
 use crate::prepared_event::PreparedEvent;
 use crate::{
     AcceptOutcome, Backlog, Drift, DriftQuery, DriftRepair, EncryptionKeys, HandledEvent,
-    InboxStatus, LeaseParams, LeasedDelivery, NewEvent, PurgeCounts, PurgeProgress, Repaired,
-    ReplaySelector, RetentionPolicy, RewrapProgress, SettleRequest, Settlement, SqliteHandler,
-    Stats, Store, StoreError, StoreReads, StoredEvent, TargetRef,
+    InboxStatus, LeaseParams, LeasedDelivery, LeasedEvent, NewEvent, PurgeCounts, PurgeProgress,
+    Repaired, ReplaySelector, RetentionPolicy, RewrapProgress, SettleRequest, Settlement,
+    SqliteHandler, Stats, Store, StoreError, StoreReads, StoredEvent, TargetRef,
 };
 use group_commit::{BatchLimits, OpError, TxOp, WriteOp};
 use payload_log::PayloadLog;
@@ -424,6 +424,25 @@ impl Store for SqliteStore {
     async fn lease(&self, params: LeaseParams) -> Result<Vec<LeasedDelivery>, StoreError> {
         self.write(0, move |conn, _| Ok(outbox::lease(conn, &params)?))
             .await
+    }
+
+    /// The lease, then its events read in one go on the reader (one
+    /// blocking task for the batch, not one per delivery).
+    async fn lease_events(&self, params: LeaseParams) -> Result<Vec<LeasedEvent>, StoreError> {
+        let leased = self.lease(params).await?;
+        if leased.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(move |reader| {
+            Ok(leased
+                .into_iter()
+                .map(|lease| {
+                    let event = reader.load_event(&lease.inbox_id);
+                    LeasedEvent { lease, event }
+                })
+                .collect())
+        })
+        .await
     }
 
     async fn heartbeat(&self, lease: &LeasedDelivery, until_ms: i64) -> Result<bool, StoreError> {
