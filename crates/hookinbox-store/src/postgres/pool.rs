@@ -154,7 +154,7 @@ impl PostgresOptions {
     pub(crate) fn ingress_driver_config(&self) -> Result<tokio_postgres::Config, StoreError> {
         let mut config = self.driver_config()?;
         let options = config.get_options().unwrap_or_default().to_owned();
-        config.options(&format!("{options} -c plan_cache_mode=force_generic_plan"));
+        config.options(format!("{options} -c plan_cache_mode=force_generic_plan"));
         Ok(config)
     }
 
