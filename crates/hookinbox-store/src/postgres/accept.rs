@@ -161,6 +161,9 @@ pub(crate) async fn accept_batch(
 /// The events it did not insert are resolved afterwards, by a read of the
 /// committed rows that hold their ids — the rows that made ON CONFLICT skip
 /// them, which only retention deletes (then it is an error, retryable).
+/// If that read fails, the whole batch is answered 503 although its new
+/// rows are committed: the provider's retry finds them (a duplicate, same
+/// id), as after any commit whose answer was lost.
 pub(crate) async fn accept_in_one_statement(
     client: &Client,
     notify_channel: &str,
