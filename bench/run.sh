@@ -24,6 +24,7 @@
 # Usage: bench/run.sh [--rounds N] [--rate R] [--duration S] [--warmup S]
 #                     [--sat-duration S] [--sat-warmup S] [--concurrency "16 64"]
 #                     [--quiet-wait S] [--quiet-max PCT] [--no-build] [--keep-db]
+#                     [--kinds "hookinbox baseline postgres"]
 #                     [--postgres URL [--pgbench-clients N] [--pg-deliveries N]
 #                      [--pg-load-rate R] [--pg-work-concurrency C]]
 #
@@ -51,6 +52,10 @@
 # measurement (other users of the same server included) is added to the
 # "server CPU" column, so "others' CPU" keeps meaning other work.
 #
+# --kinds limits the targets measured (default: hookinbox and baseline, plus
+# postgres with --postgres), e.g. --kinds postgres for quick PostgreSQL
+# iterations; the pgbench reference and the drain still run with --postgres.
+#
 # The machine is shared: before each measurement the script waits (at most
 # --quiet-wait s) until less than --quiet-max % of the CPUs were busy over one
 # second, and it records how much CPU other processes used during each
@@ -73,6 +78,7 @@ PGBENCH_CLIENTS=64     # pgbench reference: clients (-c)
 PG_DELIVERIES=20000    # delivery drain: events preloaded (0: no drain)
 PG_LOAD_RATE=3000      # delivery drain: open-loop rate of the preload
 PG_WORK_CONCURRENCY=64 # delivery drain: the target's concurrency in each work process
+ONLY_KINDS=""          # --kinds: measure only these targets
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 
@@ -94,6 +100,7 @@ while (($#)); do
     --pg-deliveries) PG_DELIVERIES=$2; shift 2 ;;
     --pg-load-rate) PG_LOAD_RATE=$2; shift 2 ;;
     --pg-work-concurrency) PG_WORK_CONCURRENCY=$2; shift 2 ;;
+    --kinds) ONLY_KINDS=$2; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -602,6 +609,7 @@ cat "$OUT/facts.txt" >&2
 
 KINDS="hookinbox baseline"
 [[ -n "$PG_URL" ]] && KINDS="hookinbox baseline postgres"
+[[ -n "$ONLY_KINDS" ]] && KINDS=$ONLY_KINDS
 for round in $(seq "$ROUNDS"); do
     # Alternate which target goes first, so none always runs on a warmer
     # (or busier) machine.

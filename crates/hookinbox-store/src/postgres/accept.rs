@@ -1,9 +1,18 @@
-//! Accepting one batch of events inside one transaction: the inbox rows,
-//! their bodies and their delivery rows in one statement
-//! (`INSERT … SELECT FROM unnest(…) ORDER BY endpoint_id, provider_event_id
-//! ON CONFLICT DO NOTHING RETURNING`), then one more to resolve the events
-//! that were not inserted (duplicates and conflicts). A row records its
-//! targets; without any it is inserted PROCESSED.
+//! Accepting one batch of events: the inbox rows, their bodies and their
+//! delivery rows in one statement (`INSERT … SELECT FROM unnest(…) ORDER BY
+//! endpoint_id, provider_event_id ON CONFLICT DO NOTHING RETURNING`, which
+//! also NOTIFYs the delivery channel when it inserted deliveries), then one
+//! more to resolve the events that were not inserted (duplicates and
+//! conflicts). A row records its targets; without any it is inserted
+//! PROCESSED.
+//!
+//! Two ways to commit it. The common batch — no event checked by body, no
+//! event id twice — is that one INSERT sent on its own, outside a
+//! transaction block (`accept_in_one_statement`): PostgreSQL commits it
+//! before answering, so the whole batch costs one round trip, and the
+//! resolve (only when something was not inserted) reads committed rows
+//! after it. Any other batch runs in a transaction (`accept_batch`): the
+//! advisory locks, the rounds and their resolves, then the caller's COMMIT.
 //!
 //! Why the rows are sorted: two batches in two processes that hold some of
 //! the same keys take their unique-index entries in the same order, so one
@@ -35,17 +44,20 @@
 
 use std::collections::{HashMap, HashSet};
 
-use deadpool_postgres::Transaction;
+use deadpool_postgres::{Client, GenericClient, Transaction};
 
 use super::advisory_lock::{lock_key, LockPurpose};
 use super::db_error::PgError;
-use super::first_column::first_column;
 use crate::prepared_event::PreparedEvent;
 use crate::AcceptOutcome;
 
-/// Inserts the new rows of one round and returns their inbox ids and the
-/// deliveries' count. Payloads and deliveries join the rows actually
-/// inserted, so a duplicate's body is never written.
+/// Inserts the new rows of one round and returns their inbox ids. Payloads
+/// and deliveries join the rows actually inserted, so a duplicate's body is
+/// never written. When it inserted deliveries it also NOTIFYs the delivery
+/// channel (`$25`), in the same statement: no round trip of its own, and
+/// PostgreSQL sends it only if the transaction commits. (The uncorrelated
+/// subquery is evaluated once, at the first row returned; no row inserted,
+/// no delivery, no notification.)
 const INSERT_ROUND: &str = "
     WITH candidate AS (
         SELECT * FROM unnest(
@@ -86,8 +98,10 @@ const INSERT_ROUND: &str = "
         FROM unnest($17::text[], $18::text[], $19::text[], $20::int8[], $21::text[], $22::int8[])
              AS d(inbox_id, endpoint_id, target, due_ms, ordering_key, object_version)
         JOIN inserted ON inserted.id = d.inbox_id
+        RETURNING 1
     )
-    SELECT id FROM inserted";
+    SELECT id, (SELECT count(*) FROM (SELECT pg_notify($25, '') FROM deliveries LIMIT 1) AS n)
+    FROM inserted";
 
 /// What the rows holding each unresolved event's identities make of it:
 /// the row with its (endpoint, id) and whether it is the same event (the
@@ -109,56 +123,128 @@ const RESOLVE: &str = "
         ORDER BY i.received_at_ms LIMIT 1) by_body ON true";
 
 /// Accepts `events` inside `tx`; one outcome per event, in order. Nothing
-/// is durable until the caller commits.
+/// is durable until the caller commits. `notify_channel` is NOTIFYed when
+/// deliveries were inserted.
 pub(crate) async fn accept_batch(
     tx: &Transaction<'_>,
     schema: &str,
+    notify_channel: &str,
     events: &[&PreparedEvent],
 ) -> Result<Vec<AcceptOutcome>, PgError> {
-    // Copies of one event (same endpoint, id and body) share one answer.
-    let mut first_copy: HashMap<(&str, &str, &[u8]), usize> = HashMap::new();
-    let mut copy_of = Vec::with_capacity(events.len());
-    let mut distinct = Vec::new();
-    for (index, prepared) in events.iter().enumerate() {
-        let event = &prepared.event;
-        let key = (
-            event.endpoint_id.as_str(),
-            event.provider_event_id.as_str(),
-            event.fingerprint.as_bytes(),
-        );
-        let first = *first_copy.entry(key).or_insert_with(|| {
-            distinct.push(index);
-            index
-        });
-        copy_of.push(first);
-    }
-
-    lock_body_identities(tx, schema, events, &distinct).await?;
+    let copies = Copies::of(events);
+    lock_body_identities(tx, schema, events, &copies.distinct).await?;
 
     let mut outcomes: Vec<Option<AcceptOutcome>> = vec![None; events.len()];
-    let mut pending = distinct;
+    let mut pending = copies.distinct.clone();
     while !pending.is_empty() {
         let (round, deferred) = split_round(events, pending);
         let round_events: Vec<&PreparedEvent> = round.iter().map(|&i| events[i]).collect();
-        for (index, outcome) in round.iter().zip(accept_round(tx, &round_events).await?) {
+        let inserted = insert_round(tx, notify_channel, &round_events).await?;
+        let resolved = resolve_round(tx, &round_events, &inserted).await?;
+        for (index, outcome) in round.iter().zip(resolved) {
             outcomes[*index] = Some(outcome);
         }
         pending = deferred;
     }
+    copies.answer(outcomes)
+}
 
-    copy_of
-        .iter()
-        .enumerate()
-        .map(|(index, &first)| {
-            let outcome = outcomes[first].clone().ok_or_else(|| {
-                PgError::Invariant("an event of the batch was not resolved".into())
-            })?;
-            Ok(match outcome {
-                AcceptOutcome::Inserted { id } if index != first => AcceptOutcome::Duplicate { id },
-                other => other,
+/// Accepts `events` with one statement outside any transaction block, when
+/// they fit in one (see [`fits_one_statement`]); `None` when they do not,
+/// and nothing was sent.
+///
+/// The statement commits by itself (an implicit transaction): its answer
+/// arrives after PostgreSQL's COMMIT, and with `synchronous_commit = on`
+/// after that commit's WAL flush — the same guarantee as an explicit
+/// COMMIT's answer, for one round trip instead of three (BEGIN, INSERT,
+/// COMMIT). No answer (a lost connection) is an error: unknown outcome.
+/// The events it did not insert are resolved afterwards, by a read of the
+/// committed rows that hold their ids — the rows that made ON CONFLICT skip
+/// them, which only retention deletes (then it is an error, retryable).
+/// If that read fails, the whole batch is answered 503 although its new
+/// rows are committed: the provider's retry finds them (a duplicate, same
+/// id), as after any commit whose answer was lost.
+pub(crate) async fn accept_in_one_statement(
+    client: &Client,
+    notify_channel: &str,
+    events: &[&PreparedEvent],
+) -> Result<Option<Vec<AcceptOutcome>>, PgError> {
+    let copies = Copies::of(events);
+    let distinct: Vec<&PreparedEvent> = copies.distinct.iter().map(|&i| events[i]).collect();
+    if !fits_one_statement(&distinct) {
+        return Ok(None);
+    }
+    let inserted = insert_round(client, notify_channel, &distinct).await?;
+    let resolved = resolve_round(client, &distinct, &inserted).await?;
+    let mut outcomes: Vec<Option<AcceptOutcome>> = vec![None; events.len()];
+    for (index, outcome) in copies.distinct.iter().zip(resolved) {
+        outcomes[*index] = Some(outcome);
+    }
+    copies.answer(outcomes).map(Some)
+}
+
+/// Distinct events (copies merged) that one INSERT can accept with the
+/// semantics of the module doc: none checks or stores a body identity
+/// (those need the advisory locks first, in a transaction), and no two
+/// share an (endpoint, event id) (those need successive rounds).
+fn fits_one_statement(distinct: &[&PreparedEvent]) -> bool {
+    let mut ids = HashSet::new();
+    distinct.iter().all(|prepared| {
+        let event = &prepared.event;
+        !prepared.has_body_identity()
+            && ids.insert((event.endpoint_id.as_str(), event.provider_event_id.as_str()))
+    })
+}
+
+/// The copies of one event (same endpoint, id and body) in a batch: they
+/// are sent once and share one answer.
+struct Copies {
+    /// For each event, the index of its first copy.
+    copy_of: Vec<usize>,
+    /// The first copies, in order.
+    distinct: Vec<usize>,
+}
+
+impl Copies {
+    fn of(events: &[&PreparedEvent]) -> Copies {
+        let mut first_copy: HashMap<(&str, &str, &[u8]), usize> = HashMap::new();
+        let mut copy_of = Vec::with_capacity(events.len());
+        let mut distinct = Vec::new();
+        for (index, prepared) in events.iter().enumerate() {
+            let event = &prepared.event;
+            let key = (
+                event.endpoint_id.as_str(),
+                event.provider_event_id.as_str(),
+                event.fingerprint.as_bytes(),
+            );
+            let first = *first_copy.entry(key).or_insert_with(|| {
+                distinct.push(index);
+                index
+            });
+            copy_of.push(first);
+        }
+        Copies { copy_of, distinct }
+    }
+
+    /// Every event's answer from its first copy's: a later copy of an
+    /// inserted event is its duplicate.
+    fn answer(&self, outcomes: Vec<Option<AcceptOutcome>>) -> Result<Vec<AcceptOutcome>, PgError> {
+        self.copy_of
+            .iter()
+            .enumerate()
+            .map(|(index, &first)| {
+                let outcome = outcomes[first].clone().ok_or_else(|| {
+                    PgError::Invariant("an event of the batch was not resolved".into())
+                })?;
+                Ok(match outcome {
+                    AcceptOutcome::Inserted { id } if index != first => {
+                        AcceptOutcome::Duplicate { id }
+                    }
+                    other => other,
+                })
             })
-        })
-        .collect()
+            .collect()
+    }
 }
 
 /// Takes the advisory lock of every (endpoint, fingerprint) the batch
@@ -221,11 +307,12 @@ fn split_round(events: &[&PreparedEvent], pending: Vec<usize>) -> (Vec<usize>, V
     (round, deferred)
 }
 
-/// One round: insert what is new, resolve the rest.
-async fn accept_round(
-    tx: &Transaction<'_>,
+/// One round's INSERT: the ids of the events it inserted.
+async fn insert_round(
+    client: &impl GenericClient,
+    notify_channel: &str,
     events: &[&PreparedEvent],
-) -> Result<Vec<AcceptOutcome>, PgError> {
+) -> Result<HashSet<String>, PgError> {
     let column = |f: fn(&PreparedEvent) -> Option<String>| -> Vec<Option<String>> {
         events.iter().map(|p| f(p)).collect()
     };
@@ -262,39 +349,52 @@ async fn accept_round(
 
     let deliveries = DeliveryColumns::of(events);
 
-    let statement = tx.prepare_cached(INSERT_ROUND).await?;
-    let inserted: HashSet<String> = first_column(
-        tx,
-        &statement,
-        &[
-            &ids,
-            &endpoints,
-            &providers,
-            &event_ids,
-            &event_types,
-            &object_ids,
-            &object_versions,
-            &created_at,
-            &received_at,
-            &content_types,
-            &fingerprints,
-            &audit_headers,
-            &secret_versions,
-            &unsigned,
-            &same_body_since,
-            &payloads,
-            &deliveries.inbox_ids,
-            &deliveries.endpoints,
-            &deliveries.targets,
-            &deliveries.due_ms,
-            &deliveries.ordering_keys,
-            &deliveries.object_versions,
-            &key_ids,
-            &targets,
-        ],
-    )
-    .await?;
+    let statement = client.prepare_cached(INSERT_ROUND).await?;
+    let rows = client
+        .query(
+            &statement,
+            &[
+                &ids,
+                &endpoints,
+                &providers,
+                &event_ids,
+                &event_types,
+                &object_ids,
+                &object_versions,
+                &created_at,
+                &received_at,
+                &content_types,
+                &fingerprints,
+                &audit_headers,
+                &secret_versions,
+                &unsigned,
+                &same_body_since,
+                &payloads,
+                &deliveries.inbox_ids,
+                &deliveries.endpoints,
+                &deliveries.targets,
+                &deliveries.due_ms,
+                &deliveries.ordering_keys,
+                &deliveries.object_versions,
+                &key_ids,
+                &targets,
+                &notify_channel,
+            ],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|row| row.try_get::<_, String>(0))
+        .collect::<Result<_, _>>()?)
+}
 
+/// Each event's outcome once its round's INSERT ran: inserted, or what
+/// the rows holding its identities make of it.
+async fn resolve_round(
+    client: &impl GenericClient,
+    events: &[&PreparedEvent],
+    inserted: &HashSet<String>,
+) -> Result<Vec<AcceptOutcome>, PgError> {
     let mut outcomes: Vec<Option<AcceptOutcome>> = events
         .iter()
         .map(|p| {
@@ -307,12 +407,24 @@ async fn accept_round(
         .filter(|&i| outcomes[i].is_none())
         .collect();
     if !unresolved.is_empty() {
-        let statement = tx.prepare_cached(RESOLVE).await?;
-        let endpoints: Vec<&str> = unresolved.iter().map(|&i| endpoints[i]).collect();
-        let event_ids: Vec<&str> = unresolved.iter().map(|&i| event_ids[i]).collect();
-        let fingerprints: Vec<&[u8]> = unresolved.iter().map(|&i| fingerprints[i]).collect();
-        let since: Vec<Option<i64>> = unresolved.iter().map(|&i| same_body_since[i]).collect();
-        for row in tx
+        let statement = client.prepare_cached(RESOLVE).await?;
+        let endpoints: Vec<&str> = unresolved
+            .iter()
+            .map(|&i| events[i].event.endpoint_id.as_str())
+            .collect();
+        let event_ids: Vec<&str> = unresolved
+            .iter()
+            .map(|&i| events[i].event.provider_event_id.as_str())
+            .collect();
+        let fingerprints: Vec<&[u8]> = unresolved
+            .iter()
+            .map(|&i| events[i].event.fingerprint.as_bytes())
+            .collect();
+        let since: Vec<Option<i64>> = unresolved
+            .iter()
+            .map(|&i| events[i].same_body_since())
+            .collect();
+        for row in client
             .query(&statement, &[&endpoints, &event_ids, &fingerprints, &since])
             .await?
         {

@@ -16,10 +16,11 @@ use crate::AcceptOutcome;
 pub(crate) async fn accept_fetched(
     tx: &Transaction<'_>,
     schema: &str,
+    notify_channel: &str,
     prepared: &PreparedEvent,
     fetched_at_ms: i64,
 ) -> Result<AcceptOutcome, PgError> {
-    let outcome = accept_batch(tx, schema, &[prepared])
+    let outcome = accept_batch(tx, schema, notify_channel, &[prepared])
         .await?
         .pop()
         .ok_or_else(|| PgError::Invariant("no outcome for the event".into()))?;

@@ -45,10 +45,11 @@ impl HandlerTxError {
 pub(crate) async fn accept_and_handle(
     tx: &Transaction<'_>,
     schema: &str,
+    notify_channel: &str,
     prepared: &PreparedEvent,
     handler: &dyn PostgresHandler,
 ) -> Result<AcceptOutcome, HandlerTxError> {
-    let outcome = accept_batch(tx, schema, &[prepared])
+    let outcome = accept_batch(tx, schema, notify_channel, &[prepared])
         .await?
         .pop()
         .ok_or_else(|| PgError::Invariant("no outcome for the event".into()))?;

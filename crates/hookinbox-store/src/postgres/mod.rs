@@ -105,7 +105,7 @@ impl PostgresStore {
         let notify_channel = listen::channel_name(options.checked_schema()?);
         let (accept_queue, requests) = mpsc::channel(options.queue_capacity.max(1));
         let batcher = Batcher {
-            pool: pool.clone(),
+            pool: options.ingress_pool()?,
             schema: schema.clone(),
             notify_channel: notify_channel.clone(),
             max_events: options.max_batch_events.max(1),
@@ -185,13 +185,16 @@ impl PostgresStore {
         let mut client = self.client().await?;
         let accepted = async {
             let tx = client.transaction().await?;
-            let outcome = handler::accept_and_handle(&tx, &self.schema, &prepared, handler).await?;
-            if matches!(outcome, AcceptOutcome::Inserted { .. })
-                && !prepared.event.targets.is_empty()
-            {
-                let notify = tx.prepare_cached(NOTIFY).await?;
-                tx.execute(&notify, &[&self.notify_channel]).await?;
-            }
+            // The accept NOTIFYs the delivery channel itself when it
+            // inserted deliveries.
+            let outcome = handler::accept_and_handle(
+                &tx,
+                &self.schema,
+                &self.notify_channel,
+                &prepared,
+                handler,
+            )
+            .await?;
             tx.commit().await?;
             Ok::<_, HandlerTxError>(outcome)
         };
@@ -476,14 +479,16 @@ impl Store for PostgresStore {
         let mut client = self.client().await?;
         let accepted = async {
             let tx = client.transaction().await?;
-            let outcome =
-                fetched::accept_fetched(&tx, &self.schema, &prepared, fetched_at_ms).await?;
-            if matches!(outcome, AcceptOutcome::Inserted { .. })
-                && !prepared.event.targets.is_empty()
-            {
-                let notify = tx.prepare_cached(NOTIFY).await?;
-                tx.execute(&notify, &[&self.notify_channel]).await?;
-            }
+            // The accept NOTIFYs the delivery channel itself when it
+            // inserted deliveries.
+            let outcome = fetched::accept_fetched(
+                &tx,
+                &self.schema,
+                &self.notify_channel,
+                &prepared,
+                fetched_at_ms,
+            )
+            .await?;
             tx.commit().await?;
             Ok::<_, PgError>(outcome)
         };

@@ -32,9 +32,10 @@ pub struct PostgresOptions {
     /// and `_`, at most 40 characters (it is part of the NOTIFY channel's
     /// name, which PostgreSQL caps at 63).
     pub schema: Option<String>,
-    /// Most connections this process opens (the LISTEN connection is one
-    /// more). Size it against the server's `max_connections` divided by the
-    /// number of processes.
+    /// Most connections this process opens for reads, delivery and the
+    /// rest; ingress has `accept_concurrency` connections of its own, and
+    /// the LISTEN connection is one more. Size their sum against the
+    /// server's `max_connections` divided by the number of processes.
     pub pool_size: usize,
     /// Longest wait to connect, or for a free pooled connection, before a
     /// call fails as unavailable.
@@ -46,8 +47,9 @@ pub struct PostgresOptions {
     /// Most payload bytes in one ingress transaction (a batch always takes
     /// at least one event).
     pub max_batch_bytes: usize,
-    /// Ingress transactions in flight at once: while they commit, new
-    /// requests gather into the next batch.
+    /// Ingress batches in flight at once, each on a connection of the
+    /// ingress pool: while they commit, new requests gather into the next
+    /// batch (see `accept_batcher.rs`).
     pub accept_concurrency: usize,
     /// Shown in `pg_stat_activity`.
     pub application_name: String,
@@ -74,7 +76,7 @@ impl PostgresOptions {
             queue_capacity: 4096,
             max_batch_events: 512,
             max_batch_bytes: 16 << 20,
-            accept_concurrency: 4,
+            accept_concurrency: 2,
             application_name: "hookinbox".to_owned(),
             keys: None,
         }
@@ -132,16 +134,41 @@ impl PostgresOptions {
     /// The connection pool. Connections are made on demand, so this does
     /// not touch the network.
     pub(crate) fn pool(&self) -> Result<Pool, StoreError> {
+        self.pool_of(self.driver_config()?, self.pool_size)
+    }
+
+    /// The ingress batcher's own pool, `accept_concurrency` connections
+    /// that run only the accept statements.
+    pub(crate) fn ingress_pool(&self) -> Result<Pool, StoreError> {
+        self.pool_of(self.ingress_driver_config()?, self.accept_concurrency)
+    }
+
+    /// The ingress connections' settings: [`Self::driver_config`]'s, and
+    /// generic plans (`plan_cache_mode = force_generic_plan`). The batch
+    /// INSERT has two dozen array parameters; PostgreSQL plans it anew for
+    /// each small batch's values (a custom plan: it costs less on paper),
+    /// and that planning, which copies the arrays, bodies included, costs
+    /// more server CPU than it saves — the plan is the same (unnest the
+    /// arrays, probe the unique index). The rest of the store keeps the
+    /// server's default on its own pool.
+    pub(crate) fn ingress_driver_config(&self) -> Result<tokio_postgres::Config, StoreError> {
+        let mut config = self.driver_config()?;
+        let options = config.get_options().unwrap_or_default().to_owned();
+        config.options(format!("{options} -c plan_cache_mode=force_generic_plan"));
+        Ok(config)
+    }
+
+    fn pool_of(&self, config: tokio_postgres::Config, size: usize) -> Result<Pool, StoreError> {
         let tls = tls::connector(&self.url).map_err(StoreError::open)?;
         let manager = Manager::from_config(
-            self.driver_config()?,
+            config,
             tls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
         );
         Pool::builder(manager)
-            .max_size(self.pool_size.max(1))
+            .max_size(size.max(1))
             .runtime(Runtime::Tokio1)
             .wait_timeout(Some(self.connect_timeout))
             .create_timeout(Some(self.connect_timeout))
@@ -207,6 +234,10 @@ mod tests {
             Some("-c search_path=tenant_a -c synchronous_commit=on")
         );
         assert_eq!(config.get_password(), Some(&b"from-file"[..]));
+        assert_eq!(
+            options.ingress_driver_config().unwrap().get_options(),
+            Some("-c search_path=tenant_a -c synchronous_commit=on -c plan_cache_mode=force_generic_plan")
+        );
         let debug = format!("{options:?}");
         assert!(
             !debug.contains("from-file") && !debug.contains(":pw@"),
