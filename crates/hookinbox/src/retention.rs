@@ -51,7 +51,7 @@ pub enum Pace {
     /// `serve`'s purge task: after each batch it rests [`REST_PER_BATCH_TIME`]
     /// times as long as the batch took (at least [`MIN_REST`]). On SQLite a
     /// batch is one op of the writer's group commit (itself cut short after
-    /// about 2 ms of deleting), so the accepts that share its transaction
+    /// about 1 ms of work), so the accepts that share its transaction
     /// wait for it; resting leaves the writer to ingress most of the time
     /// however large the backlog (DESIGN.md §6: purges never hold up
     /// ingress), and a slow batch (a busy disk) makes a longer rest.
@@ -59,7 +59,7 @@ pub enum Pace {
 }
 
 /// The purge task rests this many times as long as each batch took.
-pub const REST_PER_BATCH_TIME: u32 = 2;
+pub const REST_PER_BATCH_TIME: u32 = 4;
 /// The shortest rest between two batches of the purge task.
 pub const MIN_REST: Duration = Duration::from_millis(5);
 

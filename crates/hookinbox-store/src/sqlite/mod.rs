@@ -362,8 +362,8 @@ impl SqliteStore {
 
 impl SqliteStore {
     /// Purges under `policy` at `now_ms`, up to `limit` items per rule, in
-    /// one write of the group commit (cut short after about 2 ms of
-    /// deleting, once 16 items are done: the accepts of the same commit
+    /// one write of the group commit (cut short after about 1 ms of
+    /// finding and deleting, once 16 items are done: the accepts of the same commit
     /// wait for it), then deletes the payload segments no row references
     /// any more (see `purge`). Loop until [`PurgeProgress::is_done`].
     pub async fn purge_batch(

@@ -134,7 +134,7 @@ fn due_ids<T: rusqlite::types::FromSql>(
 /// length is what a purge adds to their latency. The `batch` a caller asks
 /// for is the most an op takes; this bounds it by time on a slow disk or a
 /// busy machine.
-pub(crate) const OP_BUDGET: Duration = Duration::from_millis(2);
+pub(crate) const OP_BUDGET: Duration = Duration::from_millis(1);
 
 /// Items an op always purges before the time budget applies, so every op
 /// progresses (and small batches, like the tests', are never cut short).
