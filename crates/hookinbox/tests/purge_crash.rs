@@ -54,7 +54,7 @@ fn new_body(event_id: &str) -> String {
 
 /// Whether the old event `n` is the three-day-old kind (else two hours).
 fn three_days_old(n: usize) -> bool {
-    n % 2 == 0
+    n.is_multiple_of(2)
 }
 
 /// Writes the old events, one store session per segment (a new writer
