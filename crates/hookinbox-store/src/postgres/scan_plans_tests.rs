@@ -184,20 +184,16 @@ async fn retention_and_rewrap_candidates_come_from_indexes() {
     let times = vec![2_i64; n];
     let errors: Vec<Option<&str>> = vec![None; n];
     let delivered_at: Vec<Option<i64>> = vec![Some(2); n];
-    let settle = explain(
-        &tx,
-        outbox::SETTLE,
-        &[
-            &leased,
-            &owners,
-            &statuses,
-            &times,
-            &errors,
-            &delivered_at,
-            &times,
-        ],
-    )
-    .await;
+    let settle_params: [&(dyn ToSql + Sync); 7] = [
+        &leased,
+        &owners,
+        &statuses,
+        &times,
+        &errors,
+        &delivered_at,
+        &times,
+    ];
+    let settle = explain(&tx, outbox::SETTLE, &settle_params).await;
     assert_by_id("a settlement", &settle, "delivery_pkey");
     let owner = "w";
     let until: i64 = 3;
@@ -223,20 +219,7 @@ async fn retention_and_rewrap_candidates_come_from_indexes() {
     // constant takes the partial index of LEASED rows.
     let constant = outbox::SETTLE.replace("d.status || '' = 'LEASED'", "d.status = 'LEASED'");
     assert_ne!(constant, outbox::SETTLE);
-    let before = explain(
-        &tx,
-        &constant,
-        &[
-            &leased,
-            &owners,
-            &statuses,
-            &times,
-            &errors,
-            &delivered_at,
-            &times,
-        ],
-    )
-    .await;
+    let before = explain(&tx, &constant, &settle_params).await;
     assert!(before.contains("delivery_leased"), "{before}");
     tx.rollback().await.unwrap();
 }
