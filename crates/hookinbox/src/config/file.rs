@@ -3,7 +3,7 @@
 //! type; [`super::settings`] turns it into settings that cannot be wrong.
 //!
 //! Every struct refuses unknown fields, and every field says what it is
-//! for: `hookinbox config example` and the README's reference are tested
+//! for: `hookinbox config example` and docs/configuration.md are tested
 //! against these structs. Durations are humantime strings (`"30s"`,
 //! `"500ms"`, `"3d"`).
 //!

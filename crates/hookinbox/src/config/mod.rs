@@ -14,7 +14,7 @@
 //!
 //! [`EXAMPLE`] is a complete, commented configuration (`hookinbox config
 //! example`); `reference_tests` hold it, the structs of `file` and the
-//! README's reference to the same fields.
+//! reference in docs/configuration.md to the same fields.
 
 mod admin;
 mod checks;

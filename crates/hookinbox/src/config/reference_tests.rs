@@ -6,10 +6,10 @@
 //! - [`EXAMPLE`] (what `hookinbox config example` prints) parses, checks,
 //!   and, with its commented-out optional settings uncommented, has exactly
 //!   the fields of every table, and its values are the defaults;
-//! - README.md documents every field under its table's heading.
+//! - docs/configuration.md documents every field under its table's heading.
 //!
 //! So a field added to `file.rs` fails these tests until the example and
-//! the README show it, and a field removed fails them until both drop it.
+//! the reference show it, and a field removed fails them until both drop it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -197,52 +197,55 @@ fn the_development_config_parses_and_its_target_sits_under_lab() {
     assert_eq!(with_targets, ["lab"]);
 }
 
-/// README.md documents every field the parser accepts, under the heading of
+/// docs/configuration.md documents every field the parser accepts, under the heading of
 /// its table (`[server]`, `[[endpoint.target]]`, …) or, for an inline
 /// table without a heading of its own (`rate_limit = { … }`), its parent's.
 #[test]
-fn the_readme_documents_every_field() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
-        .expect("README.md");
+fn the_reference_documents_every_field() {
+    let reference = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/configuration.md"
+    ))
+    .expect("docs/configuration.md");
     for (path, fields) in tables() {
         if path.is_empty() {
             continue;
         }
-        let block = readme_block(&readme, path)
+        let block = reference_block(&reference, path)
             .or_else(|| {
                 let parent = path.rsplit_once('.').map(|(parent, _)| parent)?;
-                readme_block(&readme, parent)
+                reference_block(&reference, parent)
             })
-            .unwrap_or_else(|| panic!("README.md has no heading for `[{path}]`"));
+            .unwrap_or_else(|| panic!("docs/configuration.md has no heading for `[{path}]`"));
         let documented = identifiers_in_code(block);
         let missing: Vec<_> = fields.difference(&documented).collect();
         assert!(
             missing.is_empty(),
-            "README.md does not document {missing:?} under `[{path}]`"
+            "docs/configuration.md does not document {missing:?} under `[{path}]`"
         );
     }
 }
 
 /// The text under the heading that names `[path]` or `[[path]]`, up to the
 /// next heading of the same or a higher level.
-fn readme_block<'a>(readme: &'a str, path: &str) -> Option<&'a str> {
+fn reference_block<'a>(reference: &'a str, path: &str) -> Option<&'a str> {
     let names = [format!("`[{path}]`"), format!("`[[{path}]]`")];
     let mut offset = 0;
     let mut start = None;
-    for line in readme.split_inclusive('\n') {
+    for line in reference.split_inclusive('\n') {
         let level = line.bytes().take_while(|b| *b == b'#').count();
         match start {
             None if level > 0 && names.iter().any(|name| line.contains(name.as_str())) => {
                 start = Some((offset, level));
             }
             Some((begin, own)) if level > 0 && level <= own => {
-                return Some(&readme[begin..offset]);
+                return Some(&reference[begin..offset]);
             }
             _ => {}
         }
         offset += line.len();
     }
-    start.map(|(begin, _)| &readme[begin..])
+    start.map(|(begin, _)| &reference[begin..])
 }
 
 /// Every identifier (`[a-z_]+`) inside a code span or a code block.
