@@ -1,4 +1,4 @@
-//! Internal drift (DESIGN.md §7, reconciliation): rows whose state the
+//! Internal drift (docs/architecture.md §7, reconciliation): rows whose state the
 //! state machine should have moved and did not. Found with
 //! [`crate::Store::find_drift`] (reads only), repaired with
 //! [`crate::Store::repair_drift`], whose every statement is guarded by the

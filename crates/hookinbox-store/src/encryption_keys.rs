@@ -1,4 +1,4 @@
-//! The keys that seal raw bodies and audit headers at rest (DESIGN.md §6):
+//! The keys that seal raw bodies and audit headers at rest (docs/architecture.md §6):
 //! a key ring of 32-byte XChaCha20-Poly1305 keys by key id, and the id of
 //! the active one.
 //!

@@ -1,4 +1,4 @@
-//! The storage seam of hookinbox (DESIGN.md §4).
+//! The storage seam of hookinbox (docs/architecture.md §4).
 //!
 //! [`Store`] (and its operator-read sibling [`StoreReads`]) is the only way
 //! the service touches its database, and this crate is the only place SQL

@@ -53,7 +53,7 @@ impl PreparedEvent {
 
     /// The status the row is inserted with: an event without targets has
     /// nothing left to do, so it is PROCESSED in the accepting transaction
-    /// (DESIGN.md §7: every accepted event ends PROCESSED or FAILED).
+    /// (docs/architecture.md §4: every accepted event ends PROCESSED or FAILED).
     pub(crate) fn initial_status(&self) -> InboxStatus {
         if self.event.targets.is_empty() {
             InboxStatus::Processed

@@ -1,4 +1,4 @@
-//! Retention (DESIGN.md §4): what `purge_batch` and `purge_preview` (on
+//! Retention (docs/architecture.md §4): what `purge_batch` and `purge_preview` (on
 //! either store) remove, and what they report.
 //!
 //! Three rules, each off when its duration is `None`, each measured back

@@ -1,4 +1,4 @@
-//! Signed requests: the way a `lab` sender signs them (DESIGN.md §3:
+//! Signed requests: the way a `lab` sender signs them (docs/architecture.md §3:
 //! `X-Timestamp` and `X-Signature`, hex HMAC-SHA256 of
 //! `"{timestamp}.{body}"`); GitHub's, whose event id (the delivery id) is
 //! not signed; and Mailgun's, whose signature does not cover the body and so

@@ -2,7 +2,7 @@
 //!
 //! This crate turns an untrusted request (headers + raw body bytes) into a
 //! [`Verified`] value, or refuses it with one of the closed set of reasons of
-//! DESIGN.md §2. It has no I/O, no async and no clock of its own: the caller
+//! docs/architecture.md §2. It has no I/O, no async and no clock of its own: the caller
 //! passes `now`, so every freshness rule is testable at its boundaries.
 //!
 //! The shape is one pipeline for every provider ([`Verifier`]) and one small

@@ -1,4 +1,4 @@
-//! Why a request is refused: the closed set of reason strings of DESIGN.md §2
+//! Why a request is refused: the closed set of reason strings of docs/architecture.md §2
 //! that verification can produce, plus a human-readable detail for operators.
 
 use std::borrow::Cow;

@@ -1,4 +1,4 @@
-//! The one verification pipeline every provider goes through (DESIGN.md §1,
+//! The one verification pipeline every provider goes through (docs/architecture.md §1,
 //! steps 4–7): read the claim, check it against every trusted secret
 //! version, check the signed timestamp in both directions, and only then read
 //! the verified body.

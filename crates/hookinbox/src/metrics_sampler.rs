@@ -1,5 +1,5 @@
 //! The gauges only the database knows, sampled by `serve` into `/metrics`
-//! (DESIGN.md §7): the oldest unprocessed event per endpoint, open
+//! (docs/architecture.md §7): the oldest unprocessed event per endpoint, open
 //! deliveries and the oldest due one per target, and the inbox by status.
 //!
 //! Two periods, because the reads cost differently. Every

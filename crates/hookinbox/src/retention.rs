@@ -1,4 +1,4 @@
-//! Retention at run time (DESIGN.md §4): the store's [`RetentionPolicy`]
+//! Retention at run time (docs/architecture.md §4): the store's [`RetentionPolicy`]
 //! from `[retention]`, and the purge task of `serve`.
 //!
 //! The dedup rule is never shorter than the longest redelivery window of
@@ -53,8 +53,8 @@ pub enum Pace {
     /// batch is one op of the writer's group commit (itself cut short after
     /// about 1 ms of work), so the accepts that share its transaction
     /// wait for it; resting leaves the writer to ingress most of the time
-    /// however large the backlog (DESIGN.md §6: purges never hold up
-    /// ingress), and a slow batch (a busy disk) makes a longer rest.
+    /// however large the backlog (docs/architecture.md §4, Retention:
+    /// purges never hold up ingress), and a slow batch (a busy disk) makes a longer rest.
     Background,
 }
 

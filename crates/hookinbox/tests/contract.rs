@@ -1,4 +1,4 @@
-//! The response contract of DESIGN.md §2, status code by status code,
+//! The response contract of docs/architecture.md §2, status code by status code,
 //! against the real binary over real HTTP, with the store checked after
 //! through its operator reads — on SQLite and on PostgreSQL alike.
 
@@ -375,7 +375,7 @@ async fn streamed_oversize_is_cut_off_at_the_limit(backend: Backend) {
 }
 
 /// Hyper answers these before the router runs, with an empty body (the
-/// one row of DESIGN.md §2 the router tests cannot reach). Each request is
+/// one row of docs/architecture.md §2 the router tests cannot reach). Each request is
 /// written whole before the server can answer, and the server reads all of
 /// it: it then closes a connection with nothing unread, so the answer is
 /// not lost to a reset.

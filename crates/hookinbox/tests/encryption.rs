@@ -1,4 +1,4 @@
-//! Bodies and audit headers at rest (DESIGN.md §6), through the real
+//! Bodies and audit headers at rest (docs/architecture.md §6), through the real
 //! binary: a marker sent in a body and a header is in no file under the
 //! data directory, yet `events show --payload` returns the body; start-up
 //! without a key is refused; on PostgreSQL the marker is in no `pg_dump`

@@ -319,7 +319,7 @@ async fn handler_target_applies_exactly_once_across_kill_9(backend: Backend) {
 /// heartbeat must run beside the attempt, not instead of it, or the two
 /// wait for each other forever. (On SQLite a handler runs on the store's
 /// one writer thread, so a handler this slow holds up every commit,
-/// ingress included; the README says to keep SQLite handlers short.)
+/// ingress included; docs/delivery.md says to keep SQLite handlers short.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_a_handler_slower_than_the_heartbeat_period_still_commits() {
     let (storage, config_path) = handler_setup(Backend::Postgres, "ledger").await;
@@ -352,7 +352,7 @@ async fn postgres_a_handler_slower_than_the_heartbeat_period_still_commits() {
     assert!(matches!(stopped, Ok(Ok(Ok(())))), "{stopped:?}");
 }
 
-/// The scale-out deployment of DESIGN.md §9 with a handler: two ingress
+/// The scale-out deployment of docs/architecture.md §9 with a handler: two ingress
 /// processes (the stock binary, `serve --no-workers`) and two worker
 /// processes (the embedding program, `work`) on one PostgreSQL; 20,000
 /// distinct events, each booked exactly once.

@@ -1,5 +1,5 @@
 //! `/metrics` against the real binary: every ingress outcome and every
-//! rejection reason of DESIGN.md §2 driven once (or a known number of
+//! rejection reason of docs/architecture.md §2 driven once (or a known number of
 //! times), a retried and a dead delivery, then the exact value of every
 //! series that says so — the counters, the gauges the sampler reads from
 //! the database, the end-to-end latency histogram's count, build info and

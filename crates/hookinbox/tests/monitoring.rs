@@ -4,9 +4,9 @@
 //! every `hookinbox_…` name in `deploy/prometheus/alerts.yml` and
 //! `deploy/grafana/hookinbox.json` must be one of its metric families (a
 //! histogram's or summary's `_bucket`, `_sum` and `_count` included). The
-//! dashboard must also show every family operators are promised (README
-//! "Metrics"). Their syntax and the alerts' behaviour are `.ci/check-deploy`
-//! (`promtool check rules`, `promtool test rules`).
+//! dashboard must also show every family operators are promised
+//! (docs/operations.md, "Metrics"). Their syntax and the alerts' behaviour
+//! are `.ci/check-deploy` (`promtool check rules`, `promtool test rules`).
 
 mod support;
 

@@ -44,7 +44,7 @@
 //! corrupt anything, and PostgreSQL flushes WAL in order, so every
 //! commit flushed after it (an ordered settlement, an accept) takes it
 //! along. What losing one means is what a worker crash already means,
-//! which delivery is at-least-once for (DESIGN.md §5): a lost lease is a
+//! which delivery is at-least-once for (docs/architecture.md §5): a lost lease is a
 //! PENDING row again, taken again, and a lost settlement is a lease that
 //! expires and is reclaimed — either way the delivery may go out once
 //! more, under the same idempotency key; its attempt row and its event's

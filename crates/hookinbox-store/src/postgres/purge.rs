@@ -12,7 +12,7 @@
 //! (`delivery_dead`). No `ORDER BY`: a batch takes the first rows the
 //! index gives and stops, instead of sorting every due row to take a few.
 //! Partitioning the inbox by received time is the plan for very large
-//! ones (DESIGN.md §9).
+//! ones (docs/architecture.md §9).
 
 use deadpool_postgres::{GenericClient, Transaction};
 

@@ -1,4 +1,4 @@
-//! `lab` — the minimal scheme (DESIGN.md §3), used by the examples and the benchmark.
+//! `lab` — the minimal scheme (docs/architecture.md §3), used by the examples and the benchmark.
 //!
 //! - Headers: `X-Timestamp` (integer unix seconds), `X-Signature` (lower- or
 //!   upper-case hex).

@@ -1,4 +1,4 @@
-//! The admin listener (DESIGN.md §7): `/metrics` (Prometheus), `/readyz`,
+//! The admin listener (docs/architecture.md §7): `/metrics` (Prometheus), `/readyz`,
 //! `/healthz` and the key rings (`/admin/keys…`, [`keys`]), on its own address so the public port serves only webhooks.
 //!
 //! It is served by the same loop as the public listener

@@ -16,7 +16,7 @@
 //! the event is acknowledged first and retried here. On SQLite a slow one
 //! still delays it — the handler runs on the store's one writer thread, so
 //! no other commit happens while it runs — which is why SQLite handlers
-//! must be short (README, "Embedding").
+//! must be short (docs/delivery.md, "Embedding").
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! Delivery (DESIGN.md §5): workers lease due rows of the outbox and send
+//! Delivery (docs/architecture.md §5): workers lease due rows of the outbox and send
 //! them to the user's targets, with retries, dead letters and per-object
 //! ordering. Ingress never calls a target.
 

@@ -1,4 +1,4 @@
-//! `POST /hooks/{endpoint_id}`: the ingress pipeline of DESIGN.md §1, in its
+//! `POST /hooks/{endpoint_id}`: the ingress pipeline of docs/architecture.md §1, in its
 //! exact order. Nothing from a request is stored or logged before it is
 //! verified, and the 2xx is sent only after the commit returned — within
 //! `storage.commit_timeout`, or the answer is 503.

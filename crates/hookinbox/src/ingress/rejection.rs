@@ -1,4 +1,4 @@
-//! The one mapping from ingress outcomes to HTTP (DESIGN.md §2): status
+//! The one mapping from ingress outcomes to HTTP (docs/architecture.md §2): status
 //! codes, `Retry-After`, and the closed set of reason strings.
 
 use axum::http::{header, HeaderValue, StatusCode};
@@ -23,8 +23,7 @@ const NO_ACTIVE_SECRET_RETRY_AFTER_SECONDS: u64 = 60;
 pub enum Rejection {
     /// Not a POST.
     Method,
-    /// No endpoint with that id. (`not_found` extends the reason set of
-    /// DESIGN.md §2, which has no row for an unknown endpoint.)
+    /// No endpoint with that id (404 `not_found`, docs/architecture.md §2).
     NotFound,
     /// The endpoint's rate limit is exhausted.
     RateLimited { retry_after_seconds: u64 },

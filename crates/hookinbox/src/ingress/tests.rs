@@ -1,4 +1,4 @@
-//! The response contract (DESIGN.md §2, `docs/architecture.md` §2) at the
+//! The response contract (docs/architecture.md §2) at the
 //! router: every situation of the table sent through `oneshot`, with no
 //! process and no port, and the exact answer checked — status, the
 //! `Retry-After`, `Allow` and `Connection: close` headers, and the body
@@ -35,7 +35,7 @@ use tower::ServiceExt;
 use crate::app_state::AppState;
 use crate::{config, endpoint};
 
-/// Every `error` a refusal can carry (DESIGN.md §2): the rows below must
+/// Every `error` a refusal can carry (docs/architecture.md §2): the rows below must
 /// produce each of them.
 const REASONS: [&str; 14] = [
     "missing_signature",

@@ -1,4 +1,4 @@
-//! Reconciliation (DESIGN.md §7): what the state machine should have done
+//! Reconciliation (docs/architecture.md §7): what the state machine should have done
 //! and did not, and events a provider sent that never arrived.
 //!
 //! One pass ([`pass::run`]) looks for internal drift in the store

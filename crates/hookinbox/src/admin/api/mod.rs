@@ -1,4 +1,4 @@
-//! The admin API (DESIGN.md §7): JSON over the admin listener, behind its
+//! The admin API (docs/architecture.md §7): JSON over the admin listener, behind its
 //! `Host` check and bearer token — events listed and filtered, one event
 //! with its deliveries and attempts, replays, counts. The OpenAPI 3.1
 //! document at `/admin/openapi.json` is generated from these handlers and

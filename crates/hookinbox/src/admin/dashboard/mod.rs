@@ -1,4 +1,4 @@
-//! The dashboard (DESIGN.md §7): server-rendered HTML pages on the admin
+//! The dashboard (docs/architecture.md §7): server-rendered HTML pages on the admin
 //! listener, for people — the overview, the event list with the API's
 //! filters, an event with its deliveries and attempts, replay with a
 //! confirmation step, and a page per endpoint with its secret versions.
