@@ -222,6 +222,28 @@ fn without_code_spans(line: &str) -> String {
     out
 }
 
+/// Every inline code span in `text` outside fenced code blocks, with its
+/// line: `` `crates/x.rs` `` → `crates/x.rs`.
+pub fn code_spans(text: &str) -> Vec<(usize, String)> {
+    let mut spans = Vec::new();
+    for (line_number, line) in prose_lines(text) {
+        let mut rest = line;
+        while let Some(start) = rest.find('`') {
+            let run = rest[start..].chars().take_while(|c| *c == '`').count();
+            let after = &rest[start + run..];
+            match after.find(&"`".repeat(run)) {
+                Some(end) => {
+                    spans.push((line_number, after[..end].trim().to_owned()));
+                    rest = &after[end + run..];
+                }
+                // An unclosed run is literal text.
+                None => rest = after,
+            }
+        }
+    }
+    spans
+}
+
 /// Every link destination in `text`: inline links, images and reference
 /// definitions, outside code.
 pub fn links(text: &str) -> Vec<Link> {
