@@ -165,6 +165,14 @@ async fn changing_routes(running: &Running, id: &str) -> Vec<(String, bool)> {
     routes
 }
 
+/// A request a page on another site can make a browser send.
+struct FromAnotherSite<'a> {
+    headers: Vec<(&'a str, &'a str)>,
+    body: &'static str,
+    /// The answer on an API route; on the dashboard's, 403.
+    api_status: u16,
+}
+
 /// POSTs every changing route as a page on another site could make a
 /// browser send it (and with the token, where one is configured: a token
 /// does not excuse a cross-site request); each is refused, and nothing
@@ -175,37 +183,45 @@ async fn cross_site_changes_are_refused(running: &Running) {
     let other_local_port = format!("http://127.0.0.1:{}", running.admin.port().wrapping_add(1));
     let form = ("content-type", "application/x-www-form-urlencoded");
     let json_body = ("content-type", "application/json");
-    // (what the browser sends, the body, the answer on an API route)
-    let sent_by_other_sites: [(Vec<(&str, &str)>, &str, u16); 5] = [
-        (
-            vec![("origin", "http://evil.example"), form],
-            "status=failed&csrf=x",
-            403,
-        ),
-        (
-            vec![
+    let sent_by_other_sites = [
+        FromAnotherSite {
+            headers: vec![("origin", "http://evil.example"), form],
+            body: "status=failed&csrf=x",
+            api_status: 403,
+        },
+        FromAnotherSite {
+            headers: vec![
                 ("origin", "null"),
                 ("sec-fetch-site", "cross-site"),
                 ("content-type", "text/plain"),
             ],
-            "{}",
-            403,
-        ),
-        (vec![("sec-fetch-site", "same-site"), json_body], "{}", 403),
-        (
-            vec![("origin", other_local_port.as_str()), json_body],
-            "{}",
-            403,
-        ),
+            body: "{}",
+            api_status: 403,
+        },
+        FromAnotherSite {
+            headers: vec![("sec-fetch-site", "same-site"), json_body],
+            body: "{}",
+            api_status: 403,
+        },
+        FromAnotherSite {
+            headers: vec![("origin", other_local_port.as_str()), json_body],
+            body: "{}",
+            api_status: 403,
+        },
         // A browser that sends neither header still sends a form.
-        (
-            vec![("content-type", "multipart/form-data; boundary=b")],
-            "--b--\r\n",
-            415,
-        ),
+        FromAnotherSite {
+            headers: vec![("content-type", "multipart/form-data; boundary=b")],
+            body: "--b--\r\n",
+            api_status: 415,
+        },
     ];
     for (path, api) in changing_routes(running, &id).await {
-        for (headers, body, api_status) in &sent_by_other_sites {
+        for FromAnotherSite {
+            headers,
+            body,
+            api_status,
+        } in &sent_by_other_sites
+        {
             if !api && *api_status == 415 {
                 continue; // the dashboard's forms are form-encoded
             }
@@ -350,29 +366,64 @@ async fn with_a_token_cross_site_changes_are_refused_and_curl_still_works() {
     curl_and_the_listeners_own_pages_still_work(&running).await;
 }
 
+/// A request the admin listener refuses, and its answer.
+struct Refused<'a> {
+    method: &'static str,
+    path: &'static str,
+    headers: Vec<(&'static str, &'a str)>,
+    with_token: bool,
+    status: u16,
+    error: &'static str,
+}
+
+impl<'a> Refused<'a> {
+    fn new(method: &'static str, path: &'static str, status: u16, error: &'static str) -> Self {
+        Refused {
+            method,
+            path,
+            headers: Vec::new(),
+            with_token: true,
+            status,
+            error,
+        }
+    }
+
+    fn without_token(self) -> Self {
+        Refused {
+            with_token: false,
+            ..self
+        }
+    }
+
+    fn host(mut self, host: &'a str) -> Self {
+        self.headers.push(("host", host));
+        self
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_refusal_of_the_admin_listener_is_its_json_error() {
     let sink = Sink::start().await;
     let running = Running::start(Some(TOKEN), &sink, "").await;
     let port = running.admin.port();
     let misdirected = format!("evil.example:{port}");
-    // (method, path, headers, with the token, status, error)
-    let cases: [(&str, &str, Vec<(&str, &str)>, bool, u16, &str); 6] = [
-        ("GET", "/admin/events", vec![], false, 401, "unauthorized"),
-        ("GET", "/metrics", vec![], false, 401, "unauthorized"),
-        (
-            "GET",
-            "/admin/events",
-            vec![("host", misdirected.as_str())],
-            true,
-            421,
-            "misdirected",
-        ),
-        ("GET", "/admin/nowhere", vec![], true, 404, "not_found"),
-        ("PUT", "/admin/events", vec![], true, 405, "method"),
-        ("POST", "/metrics", vec![], true, 405, "method"),
+    let cases = [
+        Refused::new("GET", "/admin/events", 401, "unauthorized").without_token(),
+        Refused::new("GET", "/metrics", 401, "unauthorized").without_token(),
+        Refused::new("GET", "/admin/events", 421, "misdirected").host(&misdirected),
+        Refused::new("GET", "/admin/nowhere", 404, "not_found"),
+        Refused::new("PUT", "/admin/events", 405, "method"),
+        Refused::new("POST", "/metrics", 405, "method"),
     ];
-    for (method, path, headers, with_token, status, error) in cases {
+    for Refused {
+        method,
+        path,
+        headers,
+        with_token,
+        status,
+        error,
+    } in cases
+    {
         let answer = running.admin(method, path, &headers, "", with_token).await;
         let what = format!("{method} {path} {headers:?}");
         assert_eq!(answer.status, status, "{what}: {:?}", answer.body);
