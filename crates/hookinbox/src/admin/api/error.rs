@@ -82,6 +82,13 @@ impl ApiError {
     /// failure is logged here, with its cause, once per answer.
     pub fn answer(self) -> (StatusCode, &'static str, String) {
         match self {
+            // A body of the wrong media type has the code of the
+            // cross-site check's 415: one code per status for scripts.
+            ApiError::BadRequest { status, message }
+                if status == StatusCode::UNSUPPORTED_MEDIA_TYPE =>
+            {
+                (status, "content_type", message)
+            }
             ApiError::BadRequest { status, message } => (status, "bad_request", message),
             ApiError::NoSuchEvent(id) => {
                 (StatusCode::NOT_FOUND, "not_found", format!("no event {id}"))
