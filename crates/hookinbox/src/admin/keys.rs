@@ -11,18 +11,21 @@
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
+use super::api::ApiError;
 use crate::clock;
 use crate::json_line::JsonLine;
 use crate::key_reload::KeyReloader;
 use crate::key_status::KeysStatus;
 
+/// What a process without key rings (`work`) answers, as a 404.
+const NO_KEY_RINGS: &str = "no key rings in this process";
+
 /// `GET /admin/keys`: the key rings in use now.
 pub async fn status(State(keys): State<Option<Arc<KeyReloader>>>) -> Response {
     let Some(keys) = keys else {
-        return (StatusCode::NOT_FOUND, "no key rings in this process").into_response();
+        return ApiError::NotFound(NO_KEY_RINGS).into_response();
     };
     JsonLine(KeysStatus::of(keys.endpoints(), clock::unix_seconds())).into_response()
 }
@@ -31,15 +34,11 @@ pub async fn status(State(keys): State<Option<Arc<KeyReloader>>>) -> Response {
 /// source could be read), 404 when this process has no key rings (`work`).
 pub async fn reload(State(keys): State<Option<Arc<KeyReloader>>>) -> Response {
     let Some(keys) = keys else {
-        return (StatusCode::NOT_FOUND, "no key rings in this process").into_response();
+        return ApiError::NotFound(NO_KEY_RINGS).into_response();
     };
     // Reading secret files and the configuration is blocking I/O.
     match tokio::task::spawn_blocking(move || keys.reload_keys()).await {
         Ok(report) => JsonLine(report).into_response(),
-        Err(_) => (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "the reload did not finish",
-        )
-            .into_response(),
+        Err(_) => ApiError::Internal("the reload did not finish").into_response(),
     }
 }

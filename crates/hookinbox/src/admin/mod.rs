@@ -10,6 +10,7 @@
 
 pub mod ack_latency;
 pub mod api;
+pub mod cross_site;
 pub mod dashboard;
 pub mod free_disk;
 pub mod host_allowlist;
@@ -24,12 +25,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{Request, State};
-use axum::http::{header, StatusCode};
+use axum::http::header;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use hookinbox_store::{Store, StoreReads};
+
+use api::ApiError;
+use cross_site::CrossSite;
 
 use crate::config::{self, ConfigError};
 use crate::error::Error;
@@ -139,37 +143,35 @@ pub fn router(
         .route("/healthz", get(|| async { "ok" }))
         .with_state(admin.clone())
         .merge(operator_routes)
+        .fallback(|| async { ApiError::NotFound("no such route on the admin listener") })
+        .method_not_allowed_fallback(|| async { ApiError::Method })
         .layer(middleware::from_fn_with_state(admin, guard))
 }
 
-/// The `Host` check, then the token (except for `/healthz`, which says only
-/// that the process is alive and must be probeable without credentials).
+/// The `Host` check, then the cross-site check of a request that changes
+/// something, then the token (except for `/healthz`, which says only that
+/// the process is alive and must be probeable without credentials, and the
+/// dashboard, which signs browsers in with a session of its own).
 async fn guard(State(admin): State<Admin>, request: Request, next: Next) -> Response {
     let host = request
         .headers()
         .get(header::HOST)
         .and_then(|v| v.to_str().ok());
     if !host.is_some_and(|host| admin.hosts.admits(host)) {
-        return (
-            StatusCode::MISDIRECTED_REQUEST,
-            "host not allowed; list it in admin.allowed_hosts",
-        )
-            .into_response();
+        return ApiError::HostNotAllowed.into_response();
+    }
+    let path = request.uri().path();
+    let page = dashboard::serves(path);
+    if let Err(refusal) = cross_site::check(request.method(), request.headers(), !page) {
+        return match (page, refusal) {
+            (true, CrossSite::ForeignOrigin) => dashboard::PageError::Csrf.into_response(),
+            _ => ApiError::CrossSite(refusal).into_response(),
+        };
     }
     if let Some(token) = &admin.token {
-        // The dashboard signs browsers in with a session of its own.
-        let path = request.uri().path();
-        let open = path == "/healthz"
-            || path == "/"
-            || path == dashboard::PREFIX
-            || path.starts_with("/ui/");
+        let open = path == "/healthz" || page;
         if !open && !token.admits(request.headers().get(header::AUTHORIZATION)) {
-            return (
-                StatusCode::UNAUTHORIZED,
-                [(header::WWW_AUTHENTICATE, "Bearer")],
-                "admin token required",
-            )
-                .into_response();
+            return ApiError::Unauthorized.into_response();
         }
     }
     next.run(request).await
@@ -185,7 +187,7 @@ async fn render_metrics(State(admin): State<Admin>) -> Response {
             handle.render(),
         )
             .into_response(),
-        None => (StatusCode::NOT_FOUND, "metrics recorder not installed").into_response(),
+        None => ApiError::NotFound("metrics recorder not installed").into_response(),
     }
 }
 

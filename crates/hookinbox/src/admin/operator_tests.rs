@@ -460,6 +460,16 @@ async fn a_dry_run_counts_and_changes_nothing_a_replay_reopens() {
         .send(Sent::post("/admin/replay").bearer().form(&[("type", "t")]))
         .await;
     assert_eq!(not_json.status, 415);
+    assert_eq!(not_json.json()["error"], "content_type");
+    let xml = admin
+        .send(
+            Sent::post("/admin/replay")
+                .bearer()
+                .header("content-type", "application/xml"),
+        )
+        .await;
+    assert_eq!(xml.status, 415, "{}", xml.text());
+    assert_eq!(xml.json()["error"], "content_type");
     let missing = admin
         .send(Sent::post("/admin/events/nope/replay").bearer())
         .await;

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use axum::body::Body;
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::{header, request, HeaderMap, HeaderValue, Method, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -30,11 +31,35 @@ use crate::telemetry::{
 /// cheaper to verify in place than to hand over.
 const BLOCKING_VERIFY_THRESHOLD: usize = 32 * 1024;
 
+/// What the router made of a request's path.
+pub enum Target {
+    /// `/hooks/{endpoint_id}`; `None` when the id is not UTF-8 once
+    /// percent-decoded, which no endpoint's id can be: answered as an
+    /// unknown endpoint (404 `not_found`), after the method check.
+    Hook(Option<String>),
+    /// Refused by the route itself: an unknown path (404), a method
+    /// `/healthz` does not take (405).
+    Refused(Rejection),
+}
+
+/// `/hooks/{endpoint_id}`. The id's extraction may fail (`/hooks/%FF`);
+/// that must not answer outside the contract, so its rejection is taken
+/// here rather than left to axum.
 pub async fn receive(
     State(state): State<AppState>,
-    Path(endpoint_id): Path<String>,
+    endpoint_id: Result<Path<String>, PathRejection>,
     request: Request<Body>,
 ) -> Response {
+    let endpoint_id = endpoint_id.ok().map(|Path(id)| id);
+    answer(&state, Target::Hook(endpoint_id), request).await
+}
+
+/// Every answer of the public listener but `/healthz`'s: the per-client
+/// refusal limit first, then the pipeline (or the route's own refusal),
+/// the refusal charged to the client, the JSON of [`Rejection`], the
+/// lingering close of an unread body, and the metrics — the same for every
+/// refusal, whichever route or extractor made it (`docs/architecture.md` §2).
+pub async fn answer(state: &AppState, target: Target, request: Request<Body>) -> Response {
     let started = std::time::Instant::now();
     let (parts, body) = request.into_parts();
     let mut body = RequestBody::new(body, &parts.headers);
@@ -45,11 +70,16 @@ pub async fn receive(
         Some(client) => state.clients.admit(client),
         None => Ok(()),
     };
-    let result = match admitted {
-        Err(retry_after_seconds) => Err(Rejection::RateLimited {
+    let endpoint_id = match &target {
+        Target::Hook(id) => id.as_deref(),
+        Target::Refused(_) => None,
+    };
+    let result = match (admitted, &target) {
+        (Err(retry_after_seconds), _) => Err(Rejection::RateLimited {
             retry_after_seconds,
         }),
-        Ok(()) => pipeline(&state, &endpoint_id, &parts, &mut body).await,
+        (Ok(()), Target::Hook(_)) => pipeline(state, endpoint_id, &parts, &mut body).await,
+        (Ok(()), Target::Refused(rejection)) => Err(*rejection),
     };
     let (mut response, outcome) = match result {
         Ok((response, outcome)) => (response, outcome),
@@ -72,10 +102,9 @@ pub async fn receive(
         body.linger(state.linger);
     }
     // Unknown ids are folded into one label so a scanner cannot grow the metric set.
-    let endpoint = if state.endpoints.contains_key(&endpoint_id) {
-        endpoint_id.as_str()
-    } else {
-        "_unknown"
+    let endpoint = match endpoint_id {
+        Some(id) if state.endpoints.contains_key(id) => id,
+        _ => "_unknown",
     };
     outcome.emit(endpoint, started.elapsed());
     response
@@ -83,7 +112,7 @@ pub async fn receive(
 
 async fn pipeline(
     state: &AppState,
-    endpoint_id: &str,
+    endpoint_id: Option<&str>,
     parts: &request::Parts,
     body: &mut RequestBody,
 ) -> Result<(Response, IngressOutcome), Rejection> {
@@ -91,9 +120,8 @@ async fn pipeline(
     if parts.method != Method::POST {
         return Err(Rejection::Method);
     }
-    let endpoint = state
-        .endpoints
-        .get(endpoint_id)
+    let endpoint = endpoint_id
+        .and_then(|id| state.endpoints.get(id))
         .cloned()
         .ok_or(Rejection::NotFound)?;
     // 2. declared length, content type (headers are already bounded by the HTTP layer)

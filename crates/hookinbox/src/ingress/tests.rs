@@ -321,13 +321,6 @@ impl Row {
             ..self
         }
     }
-
-    fn closing_unspecified(self) -> Row {
-        Row {
-            closes: None,
-            ..self
-        }
-    }
 }
 
 const MAILGUN_KEY: &str = "mailgun-signing-key";
@@ -499,11 +492,38 @@ fn refusals() -> Vec<Row> {
         .closes(),
         Row::new(
             "a path other than /hooks/… and /healthz",
-            Sent::post("/elsewhere", &good).method("GET"),
+            Sent::post("/elsewhere", &good),
             404,
             "not_found",
         )
-        .closing_unspecified(),
+        .closes(),
+        Row::new(
+            "an endpoint id that is not UTF-8 once decoded",
+            Sent::post("/hooks/%FF", &good),
+            404,
+            "not_found",
+        )
+        .closes(),
+        Row::new(
+            "a method other than GET on /healthz",
+            Sent::post("/healthz", &good),
+            405,
+            "method",
+        )
+        .allow("GET, HEAD")
+        .closes(),
+        Row::new(
+            "the client has spent its refusals on paths outside /hooks",
+            Sent::lab(&good),
+            429,
+            "rate_limited",
+        )
+        .config(|config| {
+            config.extra("[server]\nunverified_rate_limit = { per_second = 1, burst = 1 }")
+        })
+        .after(vec![Sent::post("/hooks/%FF", &good), Sent::get("/elsewhere")])
+        .retry_after("1")
+        .closes(),
         Row::new(
             "the client has spent its refusals",
             Sent::lab(&good),

@@ -1,17 +1,21 @@
-//! The admin API's one error shape: a status code and
-//! `{"error":"<code>","message":"<for a person>"}`. Bad input is a 4xx that
-//! names the parameter; a failing database is a 503 whose cause stays in
-//! the log, never in the answer (it can hold paths or addresses).
+//! The admin listener's one error shape: a status code and
+//! `{"error":"<code>","message":"<for a person>"}`, for the API and for
+//! every refusal of the listener itself (the `Host` check, the cross-site
+//! check, the token, an unknown route or method), so a script reads every
+//! failure the same way (`docs/architecture.md` §7). Bad input is a 4xx
+//! that names the parameter; a failing database is a 503 whose cause stays
+//! in the log, never in the answer (it can hold paths or addresses).
 
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
-use axum::http::StatusCode;
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use hookinbox_store::StoreError;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::admin::cross_site::CrossSite;
 use crate::event_selection::SelectionError;
 use crate::json_line::JsonLine;
 
@@ -23,6 +27,27 @@ pub enum ApiError {
     BadRequest { status: StatusCode, message: String },
     #[error("no event {0}")]
     NoSuchEvent(String),
+    /// Nothing to answer at this path (no route, or no key rings or
+    /// metrics in this process); the text says which.
+    #[error("{0}")]
+    NotFound(&'static str),
+    /// The route does not take this method.
+    #[error("method not allowed on this route")]
+    Method,
+    /// The `Host` is not one the listener answers (`host_allowlist`).
+    #[error("host not allowed; list it in admin.allowed_hosts")]
+    HostNotAllowed,
+    /// A token is configured and the request does not carry it.
+    #[error("admin token required")]
+    Unauthorized,
+    /// A request that changes something came from another site, or as a
+    /// form (`cross_site`).
+    #[error(transparent)]
+    CrossSite(#[from] CrossSite),
+    /// The service failed in a way the client cannot fix; the text is
+    /// for the client, the cause was logged.
+    #[error("{0}")]
+    Internal(&'static str),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -30,7 +55,9 @@ pub enum ApiError {
 /// The body of every error answer.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ErrorBody {
-    /// `bad_request`, `not_found`, `unavailable` or `internal`.
+    /// `bad_request`, `not_found`, `method`, `misdirected`,
+    /// `unauthorized`, `cross_site`, `content_type`, `unavailable` or
+    /// `internal`.
     pub error: &'static str,
     pub message: String,
 }
@@ -55,10 +82,43 @@ impl ApiError {
     /// failure is logged here, with its cause, once per answer.
     pub fn answer(self) -> (StatusCode, &'static str, String) {
         match self {
+            // A body of the wrong media type has the code of the
+            // cross-site check's 415: one code per status for scripts.
+            ApiError::BadRequest { status, message }
+                if status == StatusCode::UNSUPPORTED_MEDIA_TYPE =>
+            {
+                (status, "content_type", message)
+            }
             ApiError::BadRequest { status, message } => (status, "bad_request", message),
             ApiError::NoSuchEvent(id) => {
                 (StatusCode::NOT_FOUND, "not_found", format!("no event {id}"))
             }
+            ApiError::NotFound(what) => (StatusCode::NOT_FOUND, "not_found", what.to_owned()),
+            other @ ApiError::Method => {
+                (StatusCode::METHOD_NOT_ALLOWED, "method", other.to_string())
+            }
+            other @ ApiError::HostNotAllowed => (
+                StatusCode::MISDIRECTED_REQUEST,
+                "misdirected",
+                other.to_string(),
+            ),
+            other @ ApiError::Unauthorized => {
+                (StatusCode::UNAUTHORIZED, "unauthorized", other.to_string())
+            }
+            ApiError::CrossSite(refusal) => {
+                let (status, code) = match refusal {
+                    CrossSite::ForeignOrigin => (StatusCode::FORBIDDEN, "cross_site"),
+                    CrossSite::FormMediaType => {
+                        (StatusCode::UNSUPPORTED_MEDIA_TYPE, "content_type")
+                    }
+                };
+                (status, code, refusal.to_string())
+            }
+            ApiError::Internal(what) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                what.to_owned(),
+            ),
             ApiError::Store(error) => {
                 let transient = matches!(
                     error,
@@ -85,8 +145,15 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        let challenge = matches!(self, ApiError::Unauthorized);
         let (status, error, message) = self.answer();
-        (status, JsonLine(ErrorBody { error, message })).into_response()
+        let mut response = (status, JsonLine(ErrorBody { error, message })).into_response();
+        if challenge {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
     }
 }
 

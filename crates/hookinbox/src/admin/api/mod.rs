@@ -47,7 +47,10 @@ pub struct Operator {
         title = "hookinbox admin API",
         description = "Events, deliveries and replays of a hookinbox inbox. Every request needs \
                        `Authorization: Bearer <admin token>` when a token is configured, and a \
-                       `Host` the admin listener admits. Errors are `{\"error\", \"message\"}`.",
+                       `Host` the admin listener admits. A request that changes something is \
+                       refused when it comes from another site (`Origin`, `Sec-Fetch-Site`: \
+                       403) or carries a form's media type (415): send JSON or no body. \
+                       Errors are `{\"error\", \"message\"}`.",
     ),
     modifiers(&BearerToken),
     security(("admin_token" = [])),

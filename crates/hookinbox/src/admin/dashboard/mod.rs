@@ -13,7 +13,9 @@
 //!   request with the bearer token is let in too (scripts, curl).
 //! - **CSRF**: every form that changes something carries the session's
 //!   CSRF token, checked by the handler ([`Visitor::check_csrf`]); a
-//!   request with a foreign `Origin` is refused before that.
+//!   request from another origin (`Origin`, `Sec-Fetch-Site`) is refused
+//!   before that, by the listener's cross-site check, which the admin API
+//!   shares ([`crate::admin::cross_site`]).
 //! - **Headers**: a CSP without inline scripts or styles (`default-src
 //!   'none'`), no framing, no sniffing, no referrer to other sites, and `no-store` on
 //!   every page (they hold event data).
@@ -45,6 +47,15 @@ use session::{Session, Sessions};
 
 /// Where the dashboard lives on the admin listener.
 pub const PREFIX: &str = "/ui";
+
+/// Whether the dashboard serves `path` (`/`, and everything under
+/// [`PREFIX`]): its errors are pages, and it signs browsers in itself.
+pub fn serves(path: &str) -> bool {
+    path == "/"
+        || path
+            .strip_prefix(PREFIX)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
 
 /// What the pages work with.
 #[derive(Clone)]
@@ -111,17 +122,15 @@ pub fn router(dashboard: Dashboard) -> Router {
 }
 
 /// Lets in a request with a live session or the bearer token; sends a
-/// browser without either to the sign-in form. A request that changes
-/// something with an `Origin` other than this listener is refused.
+/// browser without either to the sign-in form. (A request that changes
+/// something from another origin never gets here: the listener's
+/// cross-site check refused it.)
 async fn sign_in_required(
     State(dashboard): State<Dashboard>,
     mut request: Request,
     next: Next,
 ) -> Response {
     let changes = !matches!(*request.method(), Method::GET | Method::HEAD);
-    if changes && !same_origin(&request) {
-        return PageError::Csrf.into_response();
-    }
     let headers = request.headers();
     let bearer = dashboard
         .token
@@ -141,22 +150,6 @@ async fn sign_in_required(
     };
     request.extensions_mut().insert(visitor);
     next.run(request).await
-}
-
-/// No `Origin` (a browser may omit it on same-origin requests), or one
-/// whose host is the request's `Host`.
-fn same_origin(request: &Request) -> bool {
-    let headers = request.headers();
-    let Some(origin) = headers.get(header::ORIGIN) else {
-        return true;
-    };
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-    let origin_host = origin
-        .to_str()
-        .ok()
-        .and_then(|o| o.split_once("://"))
-        .map(|(_, rest)| rest.trim_end_matches('/'));
-    matches!((origin_host, host), (Some(o), Some(h)) if o.eq_ignore_ascii_case(h))
 }
 
 /// The headers of every dashboard answer.
