@@ -4,7 +4,8 @@
 //! serving and names the key id, and leaves the pending deliveries as they
 //! were, to be delivered once the right key is back; a deleted
 //! `create_if_missing` key file is not replaced by a new key while the
-//! database holds data; `keys check` says the same offline.
+//! database holds data; `keys check` says the same offline; a SIGHUP
+//! never swaps the encryption ring, so no ring enters without the check.
 
 mod support;
 
@@ -100,16 +101,16 @@ fn names_key_and_no_key_bytes(output: &str, key_id: &str) {
 
 /// Accepts `count` events on `server`.
 async fn accept(server: &Server, count: usize) {
-    let client = client();
     for n in 0..count {
-        let answer = post(
-            &client,
-            &server.url("/hooks/lab"),
-            &lab_event(&format!("e-{n}")),
-        )
-        .await;
-        assert_eq!(answer.status, 200, "{}", text(&answer.body));
+        accept_one(server, &format!("e-{n}")).await;
     }
+}
+
+/// Accepts the event `event_id` on `server`; its inbox id.
+async fn accept_one(server: &Server, event_id: &str) -> String {
+    let answer = post(&client(), &server.url("/hooks/lab"), &lab_event(event_id)).await;
+    assert_eq!(answer.status, 200, "{}", text(&answer.body));
+    answer.json()["id"].as_str().unwrap().to_owned()
 }
 
 on_both_backends!(a_restart_under_another_key_for_a_known_id_is_refused_and_nothing_goes_dead);
@@ -278,5 +279,51 @@ async fn keys_check_says_offline_what_serve_would() {
         assert_eq!(json["ok"], true, "{json}");
         assert_eq!(json["verified"], serde_json::json!(["k1"]), "{json}");
         assert_eq!(json["unrecorded"], serde_json::json!(["k2"]), "{json}");
+    }
+}
+
+#[tokio::test]
+async fn a_sighup_never_swaps_the_encryption_ring() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let key_file = dir.path().join("k1.key");
+    std::fs::write(&key_file, base64(K1)).unwrap();
+    let config = write_config(
+        dir.path(),
+        "hookinbox.toml",
+        &TestConfig::new(&db).encryption(&format!(
+            "[[encryption.key]]\nid = \"k1\"\nvalue_file = \"{}\"\n",
+            key_file.display()
+        )),
+    );
+    let server = Server::start_with(dir.path(), &config);
+    let before = accept_one(&server, "before").await;
+    // Another key in the file, then a reload: the running ring stays.
+    std::fs::write(&key_file, base64(K1_OTHER)).unwrap();
+    sighup(&server);
+    logged(&server, "Secrets reloaded.", 1).await;
+    let after = accept_one(&server, "after").await;
+    drop(server);
+
+    // Both rows are under the key the check recorded: with it back in the
+    // file, the check passes and both bodies open.
+    std::fs::write(&key_file, base64(K1)).unwrap();
+    let check = keys_check(&config, false);
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check.stdout));
+    for (id, event_id) in [(&before, "before"), (&after, "after")] {
+        let shown = hookinbox(&[
+            "events",
+            "show",
+            id,
+            "--payload",
+            "--config",
+            config.to_str().unwrap(),
+        ]);
+        assert_eq!(shown.status.code(), Some(0), "{}", text(&shown.stderr));
+        assert!(
+            text(&shown.stdout).contains(event_id),
+            "{}",
+            text(&shown.stdout)
+        );
     }
 }
