@@ -80,11 +80,6 @@ impl EncryptionKeys {
         self.keys.keys().map(String::as_str)
     }
 
-    /// The active key.
-    pub(crate) fn active_key(&self) -> Option<&[u8; KEY_BYTES]> {
-        self.key(&self.active)
-    }
-
     /// The key with this id, if the ring has it.
     pub(crate) fn key(&self, id: &str) -> Option<&[u8; KEY_BYTES]> {
         self.keys.get(id).map(ExposeSecret::expose_secret)
@@ -129,7 +124,7 @@ mod tests {
         assert_eq!(keys.active_id(), "k2");
         assert_eq!(keys.key_ids().collect::<Vec<_>>(), ["k1", "k2"]);
         assert_eq!(keys.key("k1"), Some(&[0xCD; 32]));
-        assert_eq!(keys.active_key(), Some(&[0xAB; 32]));
+        assert_eq!(keys.key(keys.active_id()), Some(&[0xAB; 32]));
         assert_eq!(keys.key("k3"), None);
     }
 

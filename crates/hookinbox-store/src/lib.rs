@@ -12,7 +12,8 @@
 //!
 //! At rest, both can seal raw bodies and audit headers under a key ring
 //! ([`EncryptionKeys`], sealing in `sealed`; `None` keeps them plain),
-//! re-seal old records under a new key (`rewrap_batch`), and purge by age
+//! re-seal old records under a new key (`rewrap_batch`), check a ring
+//! against the database before serving ([`key_check`]), and purge by age
 //! ([`RetentionPolicy`], `purge_batch`). SQLite's files are private to the
 //! user the store runs as.
 
@@ -26,6 +27,7 @@ mod event_query;
 pub mod event_view;
 pub mod handler;
 pub mod inbox;
+pub mod key_check;
 pub mod overview;
 pub mod postgres;
 mod prepared_event;
@@ -52,6 +54,7 @@ pub use event_view::{
 };
 pub use handler::{HandledEvent, HandlerDelivery, HandlerError, PostgresHandler, SqliteHandler};
 pub use inbox::{AcceptOutcome, Fingerprint, InboxStatus, NewEvent, StoredEvent, UnsignedMetadata};
+pub use key_check::{KeyCheck, KeyCheckMode, KeyMismatch, KeyRingMismatch};
 pub use overview::{
     CappedCount, EndpointOverview, Overview, OverviewQuery, TargetOverview, OVERVIEW_COUNT_CAP,
 };

@@ -5,7 +5,8 @@
 //!
 //! The associated data is the record's identity: what the record is and
 //! the inbox id of its row (`b"payload\0" + inbox_id`, `b"audit\0" +
-//! inbox_id`). A sealed record copied to another row, or a sealed body
+//! inbox_id`), or for a key's check value the key id (`b"key check\0" +
+//! key_id`, see `key_check`). A sealed record copied to another row, or a sealed body
 //! swapped with the row's sealed headers, fails to open, as do a wrong key
 //! and any changed byte. Every such failure is [`StoreError::Corrupt`]
 //! naming the inbox id and the key id: never the key, never the bytes.
@@ -36,6 +37,9 @@ pub(crate) enum RecordKind {
     Payload,
     /// The request headers kept for audit (JSON).
     AuditHeaders,
+    /// A key's check value: a fixed label sealed under that key, whose
+    /// identity is the key id (`key_check`).
+    KeyCheck,
 }
 
 impl RecordKind {
@@ -43,6 +47,7 @@ impl RecordKind {
         match self {
             RecordKind::Payload => b"payload\0",
             RecordKind::AuditHeaders => b"audit\0",
+            RecordKind::KeyCheck => b"key check\0",
         }
     }
 
@@ -50,6 +55,7 @@ impl RecordKind {
         match self {
             RecordKind::Payload => "payload",
             RecordKind::AuditHeaders => "audit headers",
+            RecordKind::KeyCheck => "check value",
         }
     }
 
@@ -73,11 +79,20 @@ pub(crate) fn seal(
     inbox_id: &str,
     plaintext: &[u8],
 ) -> Result<Sealed, StoreError> {
-    let key_id = keys.active_id();
-    let key = keys.active_key().ok_or_else(|| {
-        StoreError::unavailable(format!(
-            "the active encryption key {key_id} is not in the ring"
-        ))
+    seal_under(keys, keys.active_id(), kind, inbox_id, plaintext)
+}
+
+/// Seals `plaintext` as the `kind` record of `record_id` under the key
+/// `key_id` of the ring.
+pub(crate) fn seal_under(
+    keys: &EncryptionKeys,
+    key_id: &str,
+    kind: RecordKind,
+    record_id: &str,
+    plaintext: &[u8],
+) -> Result<Sealed, StoreError> {
+    let key = keys.key(key_id).ok_or_else(|| {
+        StoreError::unavailable(format!("the encryption key {key_id} is not in the ring"))
     })?;
     let mut nonce = [0u8; NONCE_BYTES];
     OsRng.try_fill_bytes(&mut nonce).map_err(|error| {
@@ -86,7 +101,7 @@ pub(crate) fn seal(
         ))
     })?;
     let cipher = XChaCha20Poly1305::new(key.into());
-    let aad = kind.associated_data(inbox_id);
+    let aad = kind.associated_data(record_id);
     let ciphertext = cipher
         .encrypt(
             (&nonce).into(),
@@ -97,7 +112,7 @@ pub(crate) fn seal(
         )
         .map_err(|_| {
             StoreError::unavailable(format!(
-                "cannot seal the {} of {inbox_id} under key {key_id}",
+                "cannot seal the {} of {record_id} under key {key_id}",
                 kind.name()
             ))
         })?;

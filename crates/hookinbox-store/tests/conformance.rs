@@ -13,9 +13,9 @@ use std::sync::Arc;
 
 use hookinbox_store::{
     AcceptOutcome, CappedCount, DriftQuery, DriftRepair, EncryptionKeys, EventCursor, EventFilter,
-    InboxStatus, LeasedEvent, MissingDelivery, OverviewQuery, PurgeCounts, Repaired,
-    ReplaySelector, RetentionPolicy, RewrapProgress, SettleRequest, Settlement, StoreError,
-    TargetBacklog, TargetRef, UnsignedMetadata,
+    InboxStatus, KeyCheckMode, KeyMismatch, LeasedEvent, MissingDelivery, OverviewQuery,
+    PurgeCounts, Repaired, ReplaySelector, RetentionPolicy, RewrapProgress, SettleRequest,
+    Settlement, StoreError, TargetBacklog, TargetRef, UnsignedMetadata,
 };
 use support::{
     event, event_for_target, inserted, lease_params, unsigned_id_event, Backend, WINDOW_MS,
@@ -102,6 +102,8 @@ conformance! {
         a_sealed_body_put_in_place_of_the_audit_headers_is_corrupt,
         rewrap_moves_every_row_to_the_active_key_in_batches,
         duplicates_and_conflicts_are_found_with_encryption_on,
+        key_check_values_are_recorded_once_and_open_only_under_their_key,
+        a_ring_without_a_key_that_sealed_rows_is_named,
     ],
 }
 
@@ -1356,6 +1358,90 @@ async fn duplicates_and_conflicts_are_found_with_encryption_on(backend: Backend)
 }
 
 // Retention.
+
+// Keys are checked before serving (a check value per key id, and every
+// key id that sealed a row must be in the ring).
+
+/// k1 under other bytes: a wrong key under the id k1 was first used with.
+fn wrong_k1() -> Option<Arc<EncryptionKeys>> {
+    ring(("k1", 9), &[])
+}
+
+async fn key_check_values_are_recorded_once_and_open_only_under_their_key(backend: Backend) {
+    let backend = backend.reopen(k1()).await;
+    let empty = backend.reader_check_keys().await;
+    assert!(!empty.holds_data, "a new database holds nothing: {empty:?}");
+    assert_eq!(empty.unrecorded, ["k1"]);
+    // Verify writes nothing; Record writes the missing value.
+    assert_eq!(backend.check_keys(KeyCheckMode::Verify).await, empty);
+    let recorded = backend.check_keys(KeyCheckMode::Record).await;
+    assert_eq!(recorded.recorded, ["k1"]);
+    assert_eq!(recorded.verified, ["k1"]);
+    assert!(recorded.unrecorded.is_empty() && recorded.mismatches.is_empty());
+    assert!(recorded.holds_data, "a check value is data: {recorded:?}");
+    let id = inserted(&backend.store, marked_event("e1", b"{\"under\":\"k1\"}")).await;
+
+    // The same id under other bytes: named, in both modes, and nothing
+    // is recorded over the stored value.
+    let backend = backend.reopen(wrong_k1()).await;
+    let wrong = KeyMismatch::WrongKey {
+        key_id: "k1".into(),
+    };
+    assert_eq!(
+        backend.reader_check_keys().await.mismatches,
+        std::slice::from_ref(&wrong)
+    );
+    let refused = backend.check_keys(KeyCheckMode::Record).await;
+    assert_eq!(refused.mismatches, [wrong]);
+    assert!(refused.recorded.is_empty());
+    let message = refused.matched().unwrap_err().to_string();
+    assert!(message.contains("`k1`"), "{message}");
+
+    // The right key still verifies, and its rows read back.
+    let backend = backend.reopen(k1()).await;
+    let again = backend.check_keys(KeyCheckMode::Record).await;
+    assert_eq!(again.verified, ["k1"]);
+    assert!(again.recorded.is_empty() && again.mismatches.is_empty());
+    assert_eq!(again.used, ["k1"]);
+    assert_reads_back(&backend, &id, b"{\"under\":\"k1\"}").await;
+}
+
+async fn a_ring_without_a_key_that_sealed_rows_is_named(backend: Backend) {
+    // Rows from before check values: the first check records them (trust
+    // on first use) and knows which keys sealed rows.
+    let backend = backend.reopen(k1()).await;
+    inserted(&backend.store, marked_event("e1", b"{\"under\":\"k1\"}")).await;
+    let backend = backend.reopen(k2_and_k1()).await;
+    inserted(&backend.store, marked_event("e2", b"{\"under\":\"k2\"}")).await;
+    let first = backend.check_keys(KeyCheckMode::Record).await;
+    assert_eq!(first.used, ["k1", "k2"]);
+    assert_eq!(first.recorded, ["k1", "k2"]);
+
+    let backend = backend.reopen(k2()).await;
+    let missing = KeyMismatch::MissingKey {
+        key_id: "k1".into(),
+    };
+    assert_eq!(
+        backend.reader_check_keys().await.mismatches,
+        std::slice::from_ref(&missing)
+    );
+    assert_eq!(
+        backend.check_keys(KeyCheckMode::Record).await.mismatches,
+        [missing]
+    );
+    // No ring at all (plaintext) with sealed rows: both ids are missing.
+    let backend = backend.reopen(None).await;
+    assert_eq!(backend.reader_check_keys().await.mismatches.len(), 2);
+
+    // After a rewrap no row is under k1, and the ring may drop it.
+    let backend = backend.reopen(k2_and_k1()).await;
+    while !backend.rewrap_batch(10).await.unwrap().is_done() {}
+    let backend = backend.reopen(k2()).await;
+    let after = backend.check_keys(KeyCheckMode::Record).await;
+    assert!(after.mismatches.is_empty(), "{after:?}");
+    assert_eq!(after.used, ["k2"]);
+    assert_eq!(after.verified, ["k2"]);
+}
 
 fn seconds(n: u64) -> Option<std::time::Duration> {
     Some(std::time::Duration::from_secs(n))

@@ -1,8 +1,12 @@
 //! The configured key ring, read: each `[[encryption.key]]`'s base64 text
 //! from its source, decoded to 32 bytes, into the store's
 //! [`EncryptionKeys`]. Read once when the store is opened; a development
-//! key file is created first when its key says `create_if_missing`.
+//! key file is created first when its key says `create_if_missing`, and
+//! only for an empty database (`storage::open` asks first: a new key for
+//! a database that holds data would leave every stored body unreadable;
+//! docs/architecture.md §6).
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use base64::Engine;
@@ -72,6 +76,46 @@ pub fn check(encryption: &Encryption) -> Result<(), ConfigError> {
         read_key(key, index, MissingKeyFile::Refuse)?;
     }
     Ok(())
+}
+
+/// A development key file that is not there and that
+/// [`MissingKeyFile::Create`] would make.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AbsentKeyFile {
+    /// The key id.
+    pub key_id: String,
+    /// The setting naming the file (`encryption.key[N].value_file`).
+    pub field: String,
+    pub path: PathBuf,
+}
+
+impl AbsentKeyFile {
+    /// Why it is not created: the database at `database` holds data, which
+    /// a new key could not open.
+    pub fn refusal(&self, database: &str) -> ConfigError {
+        ConfigError::invalid(
+            &self.field,
+            format!(
+                "encryption key `{}`: {} does not exist, and the database ({database}) already                  holds data sealed under the key it had; a new key would leave every stored body                  unreadable, so none is created. Restore the key file (a new key is only made                  for an empty database)",
+                self.key_id,
+                self.path.display()
+            ),
+        )
+    }
+}
+
+/// The first `create_if_missing` key file that does not exist.
+pub fn absent_key_file(encryption: &Encryption) -> Option<AbsentKeyFile> {
+    encryption.keys.iter().enumerate().find_map(|(index, key)| {
+        match (&key.value, key.create_if_missing) {
+            (SecretSource::File(path), true) if !path.exists() => Some(AbsentKeyFile {
+                key_id: key.id.clone(),
+                field: format!("{}_file", EncryptionKey::field(index)),
+                path: path.clone(),
+            }),
+            _ => None,
+        }
+    })
 }
 
 /// The active key id; `None` when there is no key and plaintext is allowed.

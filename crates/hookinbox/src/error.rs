@@ -28,6 +28,17 @@ pub enum Error {
         #[source]
         source: StoreError,
     },
+    /// The encryption key ring does not fit the database (a wrong key
+    /// under a known id, or a key that sealed rows missing from the ring):
+    /// the service does not start (docs/architecture.md §6).
+    #[error("encryption: the key ring does not fit the database at storage.url ({database})")]
+    Keys {
+        /// The SQLite file, or the PostgreSQL URL without its password.
+        database: String,
+        /// Each mismatch, naming its key id.
+        #[source]
+        source: hookinbox_store::KeyRingMismatch,
+    },
     /// The public listener could not be bound (`server.listen`), or its
     /// address read.
     #[error("cannot listen on {address}")]

@@ -6,8 +6,9 @@
 use std::sync::Arc;
 
 use hookinbox_store::{
-    PostgresOptions, PostgresReader, PostgresStore, PurgeCounts, PurgeProgress, RetentionPolicy,
-    RewrapProgress, SqliteOptions, SqliteReader, SqliteStore, Store, StoreError, StoreReads,
+    EncryptionKeys, KeyCheck, KeyCheckMode, KeyRingMismatch, PostgresOptions, PostgresReader,
+    PostgresStore, PurgeCounts, PurgeProgress, RetentionPolicy, RewrapProgress, SqliteOptions,
+    SqliteReader, SqliteStore, Store, StoreError, StoreReads,
 };
 
 use crate::config::{self, ConfigError, Database, Encryption, PostgresDatabase};
@@ -26,6 +27,17 @@ pub enum OpenError {
         database: String,
         #[source]
         source: StoreError,
+    },
+    /// The key ring does not fit the database (docs/architecture.md §6):
+    /// a key id's check value does not open under its configured key, or
+    /// rows are sealed under a key id the ring does not have.
+    #[error("encryption: the key ring does not fit the database at storage.url ({database})")]
+    Keys {
+        /// The SQLite file, or the PostgreSQL URL without its password.
+        database: String,
+        /// Each mismatch, naming its key id.
+        #[source]
+        source: KeyRingMismatch,
     },
 }
 
@@ -78,6 +90,15 @@ impl OpenedStore {
         }
     }
 
+    /// Checks the ring the store was opened with against the database
+    /// (see [`open`]).
+    pub async fn check_keys(&self, mode: KeyCheckMode) -> Result<KeyCheck, StoreError> {
+        match self {
+            OpenedStore::Sqlite(store) => store.check_keys(mode).await,
+            OpenedStore::Postgres(store) => store.check_keys(mode).await,
+        }
+    }
+
     /// Reads for operators (the admin API and dashboard): on SQLite a
     /// connection of their own, on PostgreSQL the store's pool.
     pub fn operator_reads(&self) -> Result<Arc<dyn StoreReads>, StoreError> {
@@ -98,12 +119,63 @@ impl OpenedStore {
 
 /// Opens the store for serving: creates (SQLite) and migrates the database.
 /// The key ring is read first (a development key file created if its key
-/// says so); without a key only `encryption.allow_plaintext` lets it open.
+/// says so, and the database is empty); without a key only
+/// `encryption.allow_plaintext` lets it open. Then the ring is checked
+/// against the database, and the check values of new key ids recorded
+/// (docs/architecture.md §6): a ring that does not fit is refused, naming
+/// the key id.
 pub async fn open(
     settings: &config::Storage,
     encryption: &Encryption,
 ) -> Result<OpenedStore, OpenError> {
+    let database = settings.database.describe();
+    if let Some(absent) = encryption::absent_key_file(encryption) {
+        let bare = open_with_keys(settings, None).await?;
+        let check = bare
+            .check_keys(KeyCheckMode::Verify)
+            .await
+            .map_err(|source| OpenError::Store {
+                database: database.clone(),
+                source,
+            });
+        // Dropping an SQLite store joins its writer thread.
+        let _ = tokio::task::spawn_blocking(move || drop(bare)).await;
+        if check?.holds_data {
+            return Err(absent.refusal(&database).into());
+        }
+    }
     let keys = encryption::load(encryption, MissingKeyFile::Create)?;
+    let store = open_with_keys(settings, keys).await?;
+    let check = store
+        .check_keys(KeyCheckMode::Record)
+        .await
+        .map_err(|source| OpenError::Store {
+            database: database.clone(),
+            source,
+        })?;
+    log_recorded(&check);
+    check
+        .matched()
+        .map_err(|source| OpenError::Keys { database, source })?;
+    Ok(store)
+}
+
+/// Says which key ids got their first check value: from now on a start
+/// with another key under one of them is refused.
+fn log_recorded(check: &KeyCheck) {
+    if !check.recorded.is_empty() {
+        tracing::info!(
+            message = "Recorded encryption key check values: starts with another key under these ids will be refused.",
+            key_ids = %check.recorded.join(", "),
+        );
+    }
+}
+
+/// Opens the store with `keys`, unchecked.
+async fn open_with_keys(
+    settings: &config::Storage,
+    keys: Option<Arc<EncryptionKeys>>,
+) -> Result<OpenedStore, OpenError> {
     let failed = |source| OpenError::Store {
         database: settings.database.describe(),
         source,
@@ -133,23 +205,113 @@ pub async fn open(
 
 /// Opens an existing database for operator reads (no writer, no
 /// migration), with the key ring, so sealed bodies and audit headers open.
+/// A ring that does not fit the database is refused, as by [`open`]
+/// (nothing is recorded: a reader writes nothing).
 pub async fn open_reader(
     settings: &config::Storage,
     encryption: &Encryption,
 ) -> Result<Box<dyn StoreReads>, OpenError> {
+    let reader = open_keyed_reader(settings, encryption).await?;
+    reader
+        .check()
+        .await
+        .map_err(|source| OpenError::Store {
+            database: settings.database.describe(),
+            source,
+        })?
+        .matched()
+        .map_err(|source| OpenError::Keys {
+            database: settings.database.describe(),
+            source,
+        })?;
+    Ok(reader.into_reads())
+}
+
+/// `hookinbox keys check`: the configured ring against the database, read
+/// only. `Ok(None)`: a development key file is missing and the database
+/// is empty, so there is nothing to check yet (`serve` will create it).
+pub async fn check_keys(
+    settings: &config::Storage,
+    encryption: &Encryption,
+) -> Result<Option<KeyCheck>, OpenError> {
+    if let Some(absent) = encryption::absent_key_file(encryption) {
+        let check = open_reader_with_keys(settings, None)
+            .await?
+            .check()
+            .await
+            .map_err(|source| OpenError::Store {
+                database: settings.database.describe(),
+                source,
+            })?;
+        if check.holds_data {
+            return Err(absent.refusal(&settings.database.describe()).into());
+        }
+        return Ok(None);
+    }
+    let reader = open_keyed_reader(settings, encryption).await?;
+    reader
+        .check()
+        .await
+        .map(Some)
+        .map_err(|source| OpenError::Store {
+            database: settings.database.describe(),
+            source,
+        })
+}
+
+/// A reader of either backend, before it is boxed, so its key check can
+/// be asked.
+enum ConcreteReader {
+    Sqlite(SqliteReader),
+    Postgres(PostgresReader),
+}
+
+impl ConcreteReader {
+    async fn check(&self) -> Result<KeyCheck, StoreError> {
+        match self {
+            ConcreteReader::Sqlite(reader) => {
+                let reader = reader.clone();
+                tokio::task::spawn_blocking(move || reader.check_keys())
+                    .await
+                    .map_err(StoreError::unavailable)?
+            }
+            ConcreteReader::Postgres(reader) => reader.check_keys().await,
+        }
+    }
+
+    fn into_reads(self) -> Box<dyn StoreReads> {
+        match self {
+            ConcreteReader::Sqlite(reader) => Box::new(reader),
+            ConcreteReader::Postgres(reader) => Box::new(reader),
+        }
+    }
+}
+
+/// A reader with the configured ring (a missing key file is an error).
+async fn open_keyed_reader(
+    settings: &config::Storage,
+    encryption: &Encryption,
+) -> Result<ConcreteReader, OpenError> {
     let keys = encryption::load(encryption, MissingKeyFile::Refuse)?;
+    open_reader_with_keys(settings, keys).await
+}
+
+async fn open_reader_with_keys(
+    settings: &config::Storage,
+    keys: Option<Arc<EncryptionKeys>>,
+) -> Result<ConcreteReader, OpenError> {
     let failed = |source| OpenError::Store {
         database: settings.database.describe(),
         source,
     };
     match &settings.database {
-        Database::Sqlite { path } => Ok(Box::new(
+        Database::Sqlite { path } => Ok(ConcreteReader::Sqlite(
             SqliteReader::open_with_keys(path, keys).map_err(failed)?,
         )),
         Database::Postgres(postgres) => {
             let mut options = postgres_options(postgres, settings)?;
             options.keys = keys;
-            Ok(Box::new(
+            Ok(ConcreteReader::Postgres(
                 PostgresReader::connect(&options).await.map_err(failed)?,
             ))
         }
@@ -197,6 +359,7 @@ impl From<OpenError> for crate::Error {
         match error {
             OpenError::Config(error) => crate::Error::Config(error),
             OpenError::Store { database, source } => crate::Error::Storage { database, source },
+            OpenError::Keys { database, source } => crate::Error::Keys { database, source },
         }
     }
 }

@@ -20,6 +20,7 @@ mod drift;
 mod fetched;
 mod first_column;
 mod handler;
+mod key_facts;
 mod listen;
 mod outbox;
 mod overview;
@@ -46,12 +47,14 @@ pub use schema::CURRENT_VERSION as SCHEMA_VERSION;
 pub use tls::TlsSetupError;
 pub use url::{PostgresUrl, PostgresUrlError, SslMode};
 
+use crate::key_check;
 use crate::prepared_event::PreparedEvent;
 use crate::{
     AcceptOutcome, Backlog, DeliveryWakeups, Drift, DriftQuery, DriftRepair, HandlerDelivery,
-    InboxStatus, LeaseParams, LeasedDelivery, LeasedEvent, NewEvent, PostgresHandler, PurgeCounts,
-    PurgeProgress, Repaired, ReplaySelector, RetentionPolicy, RewrapProgress, SettleRequest,
-    Settlement, Stats, Store, StoreError, StoreReads, StoredEvent, TargetRef,
+    InboxStatus, KeyCheck, KeyCheckMode, LeaseParams, LeasedDelivery, LeasedEvent, NewEvent,
+    PostgresHandler, PurgeCounts, PurgeProgress, Repaired, ReplaySelector, RetentionPolicy,
+    RewrapProgress, SettleRequest, Settlement, Stats, Store, StoreError, StoreReads, StoredEvent,
+    TargetRef,
 };
 use accept_batcher::{AcceptRequest, Batcher};
 use db_error::PgError;
@@ -168,6 +171,30 @@ impl PostgresStore {
             self.notify_channel.clone(),
             self.wakeups.clone(),
         ));
+    }
+}
+
+impl PostgresStore {
+    /// Checks this store's key ring against the database (see
+    /// `key_check`); in [`KeyCheckMode::Record`], when everything matches,
+    /// records the check values of key ids that have none and checks
+    /// again. Mismatches are in the answer, not an error:
+    /// [`KeyCheck::matched`] turns them into one.
+    pub async fn check_keys(&self, mode: KeyCheckMode) -> Result<KeyCheck, StoreError> {
+        let before = self.reader.check_keys().await?;
+        if !key_check::should_record(mode, &before) {
+            return Ok(before);
+        }
+        let keys = self
+            .options
+            .keys
+            .clone()
+            .ok_or(StoreError::NoEncryptionKeys)?;
+        let values = key_check::check_values(&keys, &before.unrecorded)?;
+        let client = self.client().await?;
+        key_facts::record(&client, &values).await?;
+        let facts = key_facts::read(&client).await?;
+        Ok(key_check::after_recording(Some(&keys), &facts, before))
     }
 }
 

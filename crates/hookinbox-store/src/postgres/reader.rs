@@ -18,6 +18,7 @@ use tokio_postgres::Row;
 use super::db_error::PgError;
 use super::pool::PostgresOptions;
 use crate::event_query::{self, Dialect, Value as QueryValue};
+use crate::key_check::{self, KeyCheck};
 use crate::sealed::{self, RecordKind};
 use crate::{
     AttemptView, DeliveryView, EncryptionKeys, EventDetail, EventFilter, EventPage, EventSummary,
@@ -58,6 +59,14 @@ impl PostgresReader {
 
     pub(crate) fn with_pool(pool: Pool, keys: Option<Arc<EncryptionKeys>>) -> PostgresReader {
         PostgresReader { pool, keys }
+    }
+
+    /// Checks the reader's key ring against the database, read only (see
+    /// `key_check`).
+    pub async fn check_keys(&self) -> Result<KeyCheck, StoreError> {
+        let client = self.pool.get().await.map_err(PgError::from)?;
+        let facts = super::key_facts::read(&client).await?;
+        Ok(key_check::evaluate(self.keys.as_deref(), &facts))
     }
 
     async fn ping_db(&self) -> Result<(), PgError> {

@@ -179,6 +179,17 @@ pub(super) const MIGRATIONS: &[&str] = &[
     r#"
     DROP INDEX delivery_inbox;
     "#,
+    // 10 (#18, keys are checked before serving): one check value per
+    // encryption key id, recorded the first time the id is seen and
+    // verified at every start after (see `key_check`). The key ids that
+    // sealed rows need no table: `inbox_key_id` (8) answers that.
+    r#"
+    CREATE TABLE encryption_key_check (
+        key_id         text PRIMARY KEY,
+        check_value    bytea NOT NULL,            -- a fixed label sealed under the key, the key id as associated data
+        recorded_at_ms bigint NOT NULL            -- unix milliseconds, the database's clock
+    );
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -11,6 +11,7 @@ mod checkpointer;
 mod drift;
 mod fetched;
 mod group_commit;
+mod key_facts;
 mod outbox;
 mod overview;
 mod payload_log;
@@ -41,12 +42,14 @@ pub use reader::SqliteReader;
 pub use schema::CURRENT_VERSION as SCHEMA_VERSION;
 
 pub use crate::handler::HandlerDelivery;
+use crate::key_check;
 use crate::prepared_event::PreparedEvent;
 use crate::{
     AcceptOutcome, Backlog, Drift, DriftQuery, DriftRepair, EncryptionKeys, HandledEvent,
-    InboxStatus, LeaseParams, LeasedDelivery, LeasedEvent, NewEvent, PurgeCounts, PurgeProgress,
-    Repaired, ReplaySelector, RetentionPolicy, RewrapProgress, SettleRequest, Settlement,
-    SqliteHandler, Stats, Store, StoreError, StoreReads, StoredEvent, TargetRef,
+    InboxStatus, KeyCheck, KeyCheckMode, LeaseParams, LeasedDelivery, LeasedEvent, NewEvent,
+    PurgeCounts, PurgeProgress, Repaired, ReplaySelector, RetentionPolicy, RewrapProgress,
+    SettleRequest, Settlement, SqliteHandler, Stats, Store, StoreError, StoreReads, StoredEvent,
+    TargetRef,
 };
 use group_commit::{BatchLimits, OpError, TxOp, WriteOp};
 use payload_log::PayloadLog;
@@ -357,6 +360,30 @@ impl SqliteStore {
             rewrap::rewrap(conn, payloads, &reader, &keys, limit)
         })
         .await
+    }
+}
+
+impl SqliteStore {
+    /// Checks this store's key ring against the database (see
+    /// `key_check`); in [`KeyCheckMode::Record`], when everything matches,
+    /// records the check values of key ids that have none, through the
+    /// writer, and checks again. Mismatches are in the answer, not an
+    /// error: [`KeyCheck::matched`] turns them into one.
+    pub async fn check_keys(&self, mode: KeyCheckMode) -> Result<KeyCheck, StoreError> {
+        let before = self.reader.check_keys()?;
+        if !key_check::should_record(mode, &before) {
+            return Ok(before);
+        }
+        let keys = self.keys.clone().ok_or(StoreError::NoEncryptionKeys)?;
+        let values = key_check::check_values(&keys, &before.unrecorded)?;
+        self.write(0, move |conn, _| Ok(key_facts::record(conn, &values)?))
+            .await?;
+        let facts = self.reader.with_conn(key_facts::read)?;
+        Ok(key_check::after_recording(
+            self.keys.as_deref(),
+            &facts,
+            before,
+        ))
     }
 }
 

@@ -17,6 +17,7 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 use super::payload_log::{self, PayloadFiles, PayloadRef};
 use crate::event_query::{self, Dialect, Value as QueryValue};
+use crate::key_check::{self, KeyCheck};
 use crate::sealed::{self, RecordKind};
 use crate::{
     AttemptView, DeliveryView, DiskUsage, EncryptionKeys, EventDetail, EventFilter, EventPage,
@@ -90,6 +91,13 @@ impl SqliteReader {
             .lock()
             .map_err(|_| StoreError::unavailable("reader connection poisoned"))?;
         f(&conn).map_err(StoreError::unavailable)
+    }
+
+    /// Checks the reader's key ring against the database, read only (see
+    /// `key_check`).
+    pub fn check_keys(&self) -> Result<KeyCheck, StoreError> {
+        let facts = self.with_conn(super::key_facts::read)?;
+        Ok(key_check::evaluate(self.inner.keys.as_deref(), &facts))
     }
 
     /// Inbox rows by endpoint and status, and the bytes on disk.

@@ -161,6 +161,17 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX inbox_key_id ON inbox (payload_key_id);
     CREATE INDEX delivery_dead ON delivery (next_attempt_at_ms) WHERE status = 'DEAD';
     "#,
+    // 11 (#18, keys are checked before serving): one check value per
+    // encryption key id, recorded the first time the id is seen and
+    // verified at every start after (see `key_check`). The key ids that
+    // sealed rows need no table: `inbox_key_id` (10) answers that.
+    r#"
+    CREATE TABLE encryption_key_check (
+        key_id         TEXT PRIMARY KEY,
+        check_value    BLOB NOT NULL,             -- a fixed label sealed under the key, the key id as associated data
+        recorded_at_ms INTEGER NOT NULL           -- unix milliseconds, the database's clock
+    );
+    "#,
 ];
 
 /// The schema version this build writes.

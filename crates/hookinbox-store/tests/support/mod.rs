@@ -17,9 +17,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use hookinbox_store::{
-    AcceptOutcome, EncryptionKeys, Fingerprint, LeaseParams, NewEvent, PostgresOptions,
-    PostgresStore, PostgresUrl, PurgeCounts, PurgeProgress, RetentionPolicy, RewrapProgress,
-    SqliteOptions, SqliteStore, Store, StoreError, StoreReads, UnsignedMetadata,
+    AcceptOutcome, EncryptionKeys, Fingerprint, KeyCheck, KeyCheckMode, LeaseParams, NewEvent,
+    PostgresOptions, PostgresStore, PostgresUrl, PurgeCounts, PurgeProgress, RetentionPolicy,
+    RewrapProgress, SqliteOptions, SqliteStore, Store, StoreError, StoreReads, UnsignedMetadata,
 };
 
 /// A store under test, with its reads, and whatever keeps its data alive
@@ -111,6 +111,24 @@ impl Backend {
             ConcreteStore::Sqlite(store) => store.rewrap_batch(limit).await,
             ConcreteStore::Postgres(store) => store.rewrap_batch(limit).await,
         }
+    }
+
+    /// `check_keys` of the concrete store.
+    pub async fn check_keys(&self, mode: KeyCheckMode) -> KeyCheck {
+        match &self.concrete {
+            ConcreteStore::Sqlite(store) => store.check_keys(mode).await,
+            ConcreteStore::Postgres(store) => store.check_keys(mode).await,
+        }
+        .unwrap()
+    }
+
+    /// `check_keys` of the concrete store's reader (read only).
+    pub async fn reader_check_keys(&self) -> KeyCheck {
+        match &self.concrete {
+            ConcreteStore::Sqlite(store) => store.reader().check_keys(),
+            ConcreteStore::Postgres(store) => store.reader().check_keys().await,
+        }
+        .unwrap()
     }
 
     /// `purge_batch` of the concrete store.

@@ -93,7 +93,8 @@ pub enum Command {
         #[arg(long)]
         config: PathBuf,
     },
-    /// Keys: reseal records under the active encryption key (`rewrap`);
+    /// Keys: check the encryption key ring against the database (`check`);
+    /// reseal records under the active encryption key (`rewrap`);
     /// the endpoints' secret versions in a running `serve` (`status`,
     /// `reload`, through its admin listener).
     Keys {
@@ -153,6 +154,19 @@ pub enum KeysCommand {
         /// Records resealed per transaction.
         #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
         batch: u32,
+    },
+    /// Check the encryption key ring against the database, offline and
+    /// read only, as `serve` does before it starts: each key id's check
+    /// value must open under its configured key, and every key id that
+    /// sealed rows must be in the ring. Exits 1 naming the key id when not.
+    Check {
+        /// The configuration file (TOML); relative paths in it are taken from
+        /// its folder.
+        #[arg(long)]
+        config: PathBuf,
+        /// Print JSON instead of one line per key.
+        #[arg(long)]
+        json: bool,
     },
     /// Each endpoint's secret versions in use: their windows, whether each
     /// is inside it now, and how many requests each verified in the last

@@ -1,7 +1,8 @@
 //! `hookinbox keys status|reload`: ask a running `serve` about its key
 //! rings through its admin listener (`GET /admin/keys`, `POST
 //! /admin/keys/reload`), with the admin token of the configuration.
-//! `keys rewrap` works on the database itself (`keys_rewrap.rs`).
+//! `keys rewrap` works on the database itself (`keys_rewrap.rs`), and so
+//! does `keys check` (`keys_check.rs`).
 
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -25,9 +26,11 @@ use crate::key_status::KeysStatus;
 const ADMIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Prints to `out`; returns `false` when a reload left a key ring in place
-/// because a source could not be read.
+/// because a source could not be read, or the encryption key ring does not
+/// fit the database.
 pub async fn run(command: KeysCommand, out: &mut impl Write) -> anyhow::Result<bool> {
     match command {
+        KeysCommand::Check { config, json } => super::keys_check::check(&config, json, out).await,
         KeysCommand::Rewrap { config, batch } => {
             super::keys_rewrap::rewrap(&config, batch as usize).await?;
             Ok(true)

@@ -4,6 +4,7 @@ pub mod config;
 pub mod event_text;
 pub mod events;
 pub mod keys;
+pub mod keys_check;
 pub mod keys_rewrap;
 pub mod migrate;
 pub mod output;
