@@ -161,6 +161,18 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX inbox_key_id ON inbox (payload_key_id);
     CREATE INDEX delivery_dead ON delivery (next_attempt_at_ms) WHERE status = 'DEAD';
     "#,
+    // 11 (#18): the next payload segment number, so a number is never
+    // handed out twice, by any process, even after its file was deleted
+    // (see `segment_numbers`). It starts above every number a row names;
+    // numbers only on disk are above it at the first allocation.
+    r#"
+    CREATE TABLE payload_segment_next (
+        id   INTEGER PRIMARY KEY CHECK (id = 1),
+        next INTEGER NOT NULL
+    );
+    INSERT INTO payload_segment_next (id, next)
+        SELECT 1, coalesce(max(payload_segment), 0) + 1 FROM inbox;
+    "#,
 ];
 
 /// The schema version this build writes.
