@@ -43,9 +43,10 @@
 //! Retention deletes whole segments once no row references them (`purge`),
 //! never the one this writer appends to. A writer whose segment was
 //! deleted all the same (by another process's purge, while this writer's
-//! rows in it were all purged) notices before its next write: the file has
-//! no name any more, so the batch fails (503, retried) and the writer moves
-//! on to a new segment instead of writing bytes nobody could read.
+//! rows in it were all purged) notices at its next batch, with or without
+//! bodies: the file has no name any more, so the writer closes it and moves
+//! on to a new segment instead of writing bytes nobody could read. Deleted
+//! between that check and the write, the batch fails (503, retried).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -265,7 +266,7 @@ impl PayloadLog {
         if self.failed {
             self.failed = false;
             self.recover_from_failed_write();
-        } else if self.durable_len >= self.segment_bytes {
+        } else if self.durable_len >= self.segment_bytes || self.segment_deleted() {
             self.leave_segment();
         }
         if with_bodies {
@@ -301,6 +302,18 @@ impl PayloadLog {
         if self.durable_len > 0 || deleted {
             self.leave_segment();
         }
+    }
+
+    /// Whether the current segment's file was deleted (by retention in
+    /// another process): leaving it at the next batch, even one without
+    /// bodies (a lease, a settlement, the readiness probe), closes it, so
+    /// its space is freed while no event arrives, and the next event goes
+    /// to a new segment instead of failing its write. The check under the
+    /// write lock (`write_and_sync_pending`) still decides for a write.
+    fn segment_deleted(&self) -> bool {
+        self.file
+            .as_ref()
+            .is_some_and(|file| file.metadata().is_ok_and(|m| m.nlink() == 0))
     }
 
     /// Closes the current segment; the next batch with bodies creates a
@@ -846,12 +859,9 @@ mod tests {
         assert_eq!(used, [1, 2]);
 
         // Retention (here or in another process) deletes every segment,
-        // the one this writer appends to included: its next write fails,
-        // and the one after goes to a new number.
+        // the one this writer appends to included: its next batch goes to
+        // a new number.
         delete_every_segment(dir.path());
-        log.prepare_batch(true, Instant::now()).unwrap();
-        log.reserve(&body("lost"));
-        log.flush(Instant::now()).unwrap_err();
         used.push(write_one(&mut log, "after the purge").segment);
 
         // Another writer, and this one restarted, with no file on disk at
@@ -927,5 +937,39 @@ mod tests {
         assert_eq!(files.close_deleted(), 1);
         assert_eq!(deleted_but_open(dir.path()), 0);
         assert_eq!(files.read(second, Open::Kept).unwrap(), body("second"));
+    }
+
+    #[test]
+    fn a_writer_closes_its_deleted_segment_at_its_next_batch_even_without_bodies() {
+        let dir = Fixture::new();
+        let mut log = dir.open();
+        write_one(&mut log, "before the purge");
+        delete_every_segment(dir.path());
+        assert_eq!(deleted_but_open(dir.path()), 1);
+
+        // A lease or a settlement: no body, yet the deleted file is closed.
+        log.prepare_batch(false, Instant::now()).unwrap();
+        log.flush(Instant::now()).unwrap();
+        assert_eq!(deleted_but_open(dir.path()), 0);
+
+        // The next event is written at once, to a new segment.
+        let after = write_one(&mut log, "after the purge");
+        assert_eq!((after.segment, after.offset), (2, 0));
+    }
+
+    #[test]
+    fn a_segment_deleted_after_the_batch_began_fails_the_write_then_is_left() {
+        let dir = Fixture::new();
+        let mut log = dir.open();
+        write_one(&mut log, "before");
+        log.prepare_batch(true, Instant::now()).unwrap();
+        delete_every_segment(dir.path());
+        log.reserve(&body("refused"));
+        log.flush(Instant::now()).unwrap_err();
+        let later = Instant::now() + std::time::Duration::from_secs(1);
+        log.prepare_batch(true, later).unwrap();
+        let next = log.reserve(&body("next"));
+        log.flush(later).unwrap();
+        assert_eq!((next.segment, next.offset), (2, 0));
     }
 }
