@@ -102,6 +102,16 @@ pub enum Settlement {
     },
     /// Give up; `error` is already masked.
     Dead { error: String },
+    /// Not attempted: the event could not be read from this service's own
+    /// storage (a body that did not read, open or match its fingerprint).
+    /// Back to PENDING at `next_attempt_at_ms` with its attempts as they
+    /// were and no attempt recorded: a storage fault is never charged to
+    /// the target's retry budget (docs/architecture.md §5). `error` says
+    /// what failed, without the bytes or a key.
+    Deferred {
+        next_attempt_at_ms: i64,
+        error: String,
+    },
 }
 
 /// One attempt's outcome to record with [`crate::Store::settle_many`].

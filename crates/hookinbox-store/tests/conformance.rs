@@ -71,6 +71,7 @@ conformance! {
         one_object_goes_out_one_version_at_a_time_in_order,
         versions_not_newer_than_delivered_are_skipped_stale,
         settle_many_records_each_outcome_under_its_own_lease,
+        a_deferred_delivery_spends_no_attempt_and_never_dies,
         events_are_listed_newest_first_by_filter_and_page,
         pages_hold_still_while_events_arrive,
         filters_combine_on_every_page,
@@ -1022,6 +1023,67 @@ async fn an_event_is_shown_with_its_deliveries_attempts_and_payload(backend: &Ba
         .is_none());
     let stats = backend.reads.stats().await.unwrap();
     assert_eq!(stats.by_endpoint["a"]["PROCESSED"], 1);
+}
+
+/// A storage fault (a body that could not be read) is not the target's:
+/// deferring never counts an attempt, records none, and never ends the
+/// delivery, however often it happens.
+async fn a_deferred_delivery_spends_no_attempt_and_never_dies(backend: &Backend) {
+    let store = &backend.store;
+    let id = inserted(store, event_for_target("deferred", None)).await;
+    let mut now = 1_000;
+    for round in 0..12 {
+        let leased = store.lease(lease_params("w", now)).await.unwrap();
+        assert_eq!(leased.len(), 1, "round {round}: due again, still leasable");
+        assert_eq!(leased[0].attempts, 0, "round {round}: no attempt spent");
+        let deferred = Settlement::Deferred {
+            next_attempt_at_ms: now + 500,
+            error: "storage fault: payload unreadable".into(),
+        };
+        // Through both ways of settling.
+        let settled = if round % 2 == 0 {
+            store.settle(&leased[0], deferred, now + 1).await.unwrap()
+        } else {
+            let request = SettleRequest {
+                lease: leased[0].clone(),
+                settlement: deferred,
+                now_ms: now + 1,
+            };
+            store.settle_many(vec![request]).await.unwrap()[0]
+        };
+        assert!(settled);
+        assert!(
+            store
+                .lease(lease_params("w", now + 499))
+                .await
+                .unwrap()
+                .is_empty(),
+            "round {round}: waits until it is due"
+        );
+        now += 500;
+    }
+    let (detail, _) = backend.reads.show_event(&id, false).await.unwrap().unwrap();
+    assert_eq!(detail.summary.status, "ACCEPTED");
+    let delivery = &detail.deliveries[0];
+    assert_eq!(
+        (delivery.status.as_str(), delivery.attempts),
+        ("PENDING", 0)
+    );
+    assert!(delivery.attempt_log.is_empty(), "no attempt charged");
+    assert_eq!(
+        delivery.last_error.as_deref(),
+        Some("storage fault: payload unreadable"),
+        "operators see why it waits"
+    );
+
+    let leased = store.lease(lease_params("w", now)).await.unwrap();
+    assert!(store
+        .settle(&leased[0], Settlement::Delivered, now + 1)
+        .await
+        .unwrap());
+    let (detail, _) = backend.reads.show_event(&id, false).await.unwrap().unwrap();
+    assert_eq!(detail.summary.status, "PROCESSED");
+    assert_eq!(detail.deliveries[0].attempts, 1, "only the real attempt");
 }
 
 async fn the_store_answers_a_ping(backend: &Backend) {

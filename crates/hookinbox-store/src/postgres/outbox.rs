@@ -436,6 +436,7 @@ pub(crate) async fn settle_many(
     let mut errors = Vec::new();
     let mut delivered_at = Vec::new();
     let mut now = Vec::new();
+    let mut deferred = Deferrals::default();
     for (index, request) in requests.iter().enumerate() {
         if first_request.contains_key(&request.lease.delivery_id) {
             continue;
@@ -448,6 +449,13 @@ pub(crate) async fn settle_many(
                 error,
             } => ("PENDING", *next_attempt_at_ms, Some(error.as_str()), None),
             Settlement::Dead { error } => ("DEAD", request.now_ms, Some(error.as_str()), None),
+            Settlement::Deferred {
+                next_attempt_at_ms,
+                error,
+            } => {
+                deferred.push(&request.lease, *next_attempt_at_ms, error);
+                continue;
+            }
         };
         ids.push(request.lease.delivery_id);
         owners.push(request.lease.owner.as_str());
@@ -478,6 +486,9 @@ pub(crate) async fn settle_many(
         .map(|request| request.lease.inbox_id.clone())
         .collect();
     finish_inboxes(tx, inbox_ids).await?;
+    // Deferred deliveries stay PENDING: their events are not finished.
+    let mut settled = settled;
+    settled.extend(deferred.apply(tx).await?);
     Ok(requests
         .iter()
         .enumerate()
@@ -486,6 +497,50 @@ pub(crate) async fn settle_many(
                 && settled.contains(&request.lease.delivery_id)
         })
         .collect())
+}
+
+/// Leased deliveries given back without counting an attempt (see
+/// `Settlement::Deferred`): `$1` ids, `$2` lease owners, `$3` when each is
+/// due again, `$4` what failed. Returns the ids whose lease still held.
+pub(super) const DEFER: &str = "
+    UPDATE delivery d
+    SET status = 'PENDING', next_attempt_at_ms = r.next_attempt_at_ms, last_error = r.error,
+        lease_owner = NULL, lease_until_ms = NULL
+    FROM unnest($1::int8[], $2::text[], $3::int8[], $4::text[])
+         AS r(id, owner, next_attempt_at_ms, error)
+    WHERE d.id = r.id AND d.status || '' = 'LEASED' AND d.lease_owner = r.owner
+    RETURNING d.id";
+
+/// The deferred settlements of one `settle_many`, as [`DEFER`]'s arrays.
+#[derive(Default)]
+struct Deferrals<'a> {
+    ids: Vec<i64>,
+    owners: Vec<&'a str>,
+    next_attempts: Vec<i64>,
+    errors: Vec<&'a str>,
+}
+
+impl<'a> Deferrals<'a> {
+    fn push(&mut self, lease: &'a LeasedDelivery, next_attempt_at_ms: i64, error: &'a str) {
+        self.ids.push(lease.delivery_id);
+        self.owners.push(lease.owner.as_str());
+        self.next_attempts.push(next_attempt_at_ms);
+        self.errors.push(error);
+    }
+
+    /// Defers them all in one statement; the ids whose lease still held.
+    async fn apply(&self, tx: &Transaction<'_>) -> Result<Vec<i64>, PgError> {
+        if self.ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let statement = tx.prepare_cached(DEFER).await?;
+        first_column(
+            tx,
+            &statement,
+            &[&self.ids, &self.owners, &self.next_attempts, &self.errors],
+        )
+        .await
+    }
 }
 
 /// The inbox rows of `$1` that are done, PROCESSED or FAILED (see

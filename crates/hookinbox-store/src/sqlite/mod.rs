@@ -24,6 +24,7 @@ mod rewrap;
 #[cfg(test)]
 mod scan_plans_tests;
 mod schema;
+mod segment_numbers;
 mod stall_point;
 mod write_backoff;
 
@@ -176,8 +177,11 @@ impl SqliteStore {
                 .map_err(|e| open_error(&e))?;
         }
 
-        let payloads = payload_log::PayloadLog::open(&payload_log::directory_for(&options.path))
+        let numbers = segment_numbers::SegmentNumbers::open(&options.path, options.busy_timeout)
             .map_err(|e| open_error(&e))?;
+        let payloads =
+            payload_log::PayloadLog::open(&payload_log::directory_for(&options.path), numbers)
+                .map_err(|e| open_error(&e))?;
         let reader = Arc::new(SqliteReader::open_with_keys(
             &options.path,
             options.keys.clone(),
@@ -198,9 +202,10 @@ impl SqliteStore {
         let (stop_checkpointer, stop) = mpsc::channel();
         let path = options.path.clone();
         let interval = options.checkpoint_interval;
+        let files = reader.payload_files();
         let checkpointer = std::thread::Builder::new()
             .name("sqlite-checkpt".into())
-            .spawn(move || checkpointer::run(path, interval, stop))
+            .spawn(move || checkpointer::run(path, interval, &files, stop))
             .map_err(|e| open_error(&e))?;
         Ok(SqliteStore {
             queue: Some(queue),
@@ -220,8 +225,14 @@ impl SqliteStore {
     /// A reader on a connection of its own, with this store's keys: for
     /// operator pages, whose reads must not queue behind (or hold up) the
     /// ones the delivery workers make on [`SqliteStore::reader`].
+    /// It shares this store's open payload segment files, so what the
+    /// checkpointer closes of them (deleted segments) is closed for it too.
     pub fn open_reader(&self) -> Result<SqliteReader, StoreError> {
-        SqliteReader::open_with_keys(self.reader.path(), self.keys.clone())
+        SqliteReader::open_sharing_files(
+            self.reader.path(),
+            self.keys.clone(),
+            self.reader.payload_files(),
+        )
     }
 }
 

@@ -157,6 +157,10 @@ pub(crate) fn settle(
             error,
         } => ("PENDING", *next_attempt_at_ms, Some(error.as_str()), None),
         Settlement::Dead { error } => ("DEAD", now_ms, Some(error.as_str()), None),
+        Settlement::Deferred {
+            next_attempt_at_ms,
+            error,
+        } => return defer(conn, lease, *next_attempt_at_ms, error),
     };
     let changed = conn
         .prepare_cached(
@@ -194,6 +198,31 @@ pub(crate) fn settle(
     }
     finish_inbox(conn, &lease.inbox_id)?;
     Ok(true)
+}
+
+/// Gives a leased delivery back, due at `next_attempt_at_ms`, without
+/// counting an attempt (see [`Settlement::Deferred`]); `false` when the
+/// lease was lost. Still PENDING, so its event stays ACCEPTED.
+fn defer(
+    conn: &Connection,
+    lease: &LeasedDelivery,
+    next_attempt_at_ms: i64,
+    error: &str,
+) -> Result<bool, rusqlite::Error> {
+    let changed = conn
+        .prepare_cached(
+            "UPDATE delivery
+             SET status = 'PENDING', next_attempt_at_ms = ?3, last_error = ?4,
+                 lease_owner = NULL, lease_until_ms = NULL
+             WHERE id = ?1 AND status = 'LEASED' AND lease_owner = ?2",
+        )?
+        .execute(params![
+            lease.delivery_id,
+            lease.owner,
+            next_attempt_at_ms,
+            error
+        ])?;
+    Ok(changed == 1)
 }
 
 /// Moves an inbox row to PROCESSED or FAILED once none of its deliveries is

@@ -21,6 +21,15 @@
 //! but never accept events (`hookinbox work`, the CLI) create none, and two
 //! writers can never end up appending to the same file.
 //!
+//! A segment's number is its identity, and is never used twice: each new
+//! segment takes a number from the database first (`segment_numbers`), so
+//! no process, before or after a restart, makes a file under the number of
+//! one that was deleted. Readers keep segment files open, and a file
+//! deleted by any process (retention here or in `hookinbox purge`) is
+//! noticed by its link count: a read reopens rather than use it, and
+//! [`PayloadFiles::close_deleted`] closes it, so its space is freed
+//! (docs/architecture.md §6).
+//!
 //! A failing disk (full, or returning I/O errors) must not cost a file per
 //! attempt: a segment that nothing durable is in yet is reused for the next
 //! attempt, from offset 0; only a segment that already holds bodies of
@@ -34,9 +43,10 @@
 //! Retention deletes whole segments once no row references them (`purge`),
 //! never the one this writer appends to. A writer whose segment was
 //! deleted all the same (by another process's purge, while this writer's
-//! rows in it were all purged) notices before its next write: the file has
-//! no name any more, so the batch fails (503, retried) and the writer moves
-//! on to a new segment instead of writing bytes nobody could read.
+//! rows in it were all purged) notices at its next batch, with or without
+//! bodies: the file has no name any more, so the writer closes it and moves
+//! on to a new segment instead of writing bytes nobody could read. Deleted
+//! between that check and the write, the batch fails (503, retried).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -49,6 +59,7 @@ use std::time::Instant;
 use bytes::Bytes;
 
 use super::private_files;
+use super::segment_numbers::SegmentNumbers;
 use super::write_backoff::WriteBackoff;
 
 /// A new segment is started at the first batch boundary past this size.
@@ -80,6 +91,11 @@ pub(crate) struct PayloadLog {
     /// The segment new reservations go to; its file is created when the
     /// first batch with bodies is prepared.
     segment: i64,
+    /// `segment` was taken from `numbers` and is this log's to create; a
+    /// failed create keeps it for the next attempt.
+    allocated: bool,
+    /// Where new segment numbers come from.
+    numbers: SegmentNumbers,
     file: Option<File>,
     /// The segment's directory entry has been synced: until then a crash
     /// could lose the file's name, so no batch is written to it.
@@ -109,13 +125,17 @@ pub(crate) struct PayloadMark {
 }
 
 impl PayloadLog {
-    /// Opens the log in `dir` (created if missing) and starts a new segment
-    /// after the highest one found.
-    pub(crate) fn open(dir: &Path) -> std::io::Result<PayloadLog> {
-        PayloadLog::open_with_segment_bytes(dir, SEGMENT_BYTES)
+    /// Opens the log in `dir` (created if missing); its first batch with
+    /// bodies starts a new segment, numbered by `numbers`.
+    pub(crate) fn open(dir: &Path, numbers: SegmentNumbers) -> std::io::Result<PayloadLog> {
+        PayloadLog::open_with_segment_bytes(dir, numbers, SEGMENT_BYTES)
     }
 
-    fn open_with_segment_bytes(dir: &Path, segment_bytes: u64) -> std::io::Result<PayloadLog> {
+    fn open_with_segment_bytes(
+        dir: &Path,
+        numbers: SegmentNumbers,
+        segment_bytes: u64,
+    ) -> std::io::Result<PayloadLog> {
         if !dir.exists() {
             private_files::create_directory(dir)?;
             if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -124,7 +144,10 @@ impl PayloadLog {
         }
         Ok(PayloadLog {
             dir: dir.to_owned(),
-            segment: highest_segment(dir)? + 1,
+            // No segment yet: 0 is never a segment's number.
+            segment: 0,
+            allocated: false,
+            numbers,
             file: None,
             name_durable: false,
             durable_len: 0,
@@ -138,7 +161,8 @@ impl PayloadLog {
         })
     }
 
-    /// The segment new reservations go to (its file may not exist yet).
+    /// The segment new reservations go to (its file may not exist yet;
+    /// 0 before the first).
     pub(crate) fn current_segment(&self) -> i64 {
         self.segment
     }
@@ -242,7 +266,7 @@ impl PayloadLog {
         if self.failed {
             self.failed = false;
             self.recover_from_failed_write();
-        } else if self.durable_len >= self.segment_bytes {
+        } else if self.durable_len >= self.segment_bytes || self.segment_deleted() {
             self.leave_segment();
         }
         if with_bodies {
@@ -280,23 +304,48 @@ impl PayloadLog {
         }
     }
 
-    /// Closes the current segment; the next batch with bodies creates the
-    /// one after it.
+    /// Whether the current segment's file was deleted (by retention in
+    /// another process): leaving it at the next batch, even one without
+    /// bodies (a lease, a settlement, the readiness probe), closes it, so
+    /// its space is freed while no event arrives, and the next event goes
+    /// to a new segment instead of failing its write. The check under the
+    /// write lock (`write_and_sync_pending`) still decides for a write.
+    fn segment_deleted(&self) -> bool {
+        self.file
+            .as_ref()
+            .is_some_and(|file| file.metadata().is_ok_and(|m| m.nlink() == 0))
+    }
+
+    /// Closes the current segment; the next batch with bodies creates a
+    /// new one, under a new number.
     fn leave_segment(&mut self) {
         if self.file.take().is_some() {
-            self.segment += 1;
+            self.allocated = false;
             self.durable_len = 0;
         }
     }
 
     /// Makes sure the current segment's file exists and its name is
-    /// durable. A failure keeps what was done: a file created but not yet
-    /// synced into its directory is synced by the next attempt rather than
-    /// left behind for a new number.
+    /// durable. A failure keeps what was done: a number taken is used by
+    /// the next attempt, and a file created but not yet synced into its
+    /// directory is synced by it, rather than left behind for a new number.
     fn create_segment_file(&mut self) -> std::io::Result<()> {
         if self.file.is_none() {
-            let (segment, file) = create_segment(&self.dir, self.segment)?;
-            self.segment = segment;
+            if !self.allocated {
+                self.segment = self.allocate_number()?;
+                self.allocated = true;
+            }
+            let file = loop {
+                match private_files::create_new_file(&segment_path(&self.dir, self.segment)) {
+                    Ok(file) => break file,
+                    // Made by a build that took its numbers from the
+                    // directory: the next allocation passes it.
+                    Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                        self.segment = self.allocate_number()?;
+                    }
+                    Err(error) => return Err(error),
+                }
+            };
             self.file = Some(file);
             self.name_durable = false;
         }
@@ -306,18 +355,14 @@ impl PayloadLog {
         }
         Ok(())
     }
-}
 
-/// Creates a new, empty segment numbered `from` or the first free number
-/// after it (another process may hold `from`). Its name is not yet durable.
-fn create_segment(dir: &Path, from: i64) -> std::io::Result<(i64, File)> {
-    let mut segment = from;
-    loop {
-        match private_files::create_new_file(&segment_path(dir, segment)) {
-            Ok(file) => return Ok((segment, file)),
-            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => segment += 1,
-            Err(error) => return Err(error),
-        }
+    /// A segment number never handed out before (see `segment_numbers`),
+    /// above every segment on disk.
+    fn allocate_number(&self) -> std::io::Result<i64> {
+        let highest = highest_segment(&self.dir)?;
+        self.numbers
+            .allocate(highest)
+            .map_err(|error| std::io::Error::other(format!("allocating a segment number: {error}")))
     }
 }
 
@@ -384,6 +429,8 @@ pub(crate) fn usage(dir: &Path) -> std::io::Result<(u64, u64)> {
 }
 
 /// Read-only access to the log's segments, with their files kept open.
+/// Shared by every reader of one store (`SqliteStore::open_reader`), so
+/// one sweep ([`PayloadFiles::close_deleted`]) reaches all their handles.
 pub(crate) struct PayloadFiles {
     dir: PathBuf,
     open: Mutex<HashMap<i64, Arc<File>>>,
@@ -391,6 +438,16 @@ pub(crate) struct PayloadFiles {
 
 /// Most segment files a reader keeps open.
 const OPEN_SEGMENTS: usize = 64;
+
+/// How a read gets its segment's file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Open {
+    /// The file kept open, if it still has a name; else opened again.
+    Kept,
+    /// Opened again whatever is kept: for a second try after a body did
+    /// not authenticate or match its fingerprint (see `reader`).
+    Fresh,
+}
 
 impl PayloadFiles {
     pub(crate) fn new(dir: PathBuf) -> PayloadFiles {
@@ -401,7 +458,7 @@ impl PayloadFiles {
     }
 
     /// The bytes at `reference`.
-    pub(crate) fn read(&self, reference: PayloadRef) -> std::io::Result<Bytes> {
+    pub(crate) fn read(&self, reference: PayloadRef, how: Open) -> std::io::Result<Bytes> {
         let (Ok(offset), Ok(len)) = (
             u64::try_from(reference.offset),
             usize::try_from(reference.len),
@@ -414,7 +471,7 @@ impl PayloadFiles {
         if len == 0 {
             return Ok(Bytes::new());
         }
-        let file = self.file(reference.segment)?;
+        let file = self.file(reference.segment, how)?;
         let mut bytes = vec![0; len];
         file.read_exact_at(&mut bytes, offset)?;
         Ok(Bytes::from(bytes))
@@ -429,13 +486,30 @@ impl PayloadFiles {
         }
     }
 
-    fn file(&self, segment: i64) -> std::io::Result<Arc<File>> {
+    /// Closes every kept file whose segment was deleted, by any process,
+    /// so its space is freed even if nothing reads it again; how many.
+    /// One `fstat` per kept file.
+    pub(crate) fn close_deleted(&self) -> usize {
+        let Ok(mut open) = self.open.lock() else {
+            return 0;
+        };
+        let before = open.len();
+        open.retain(|_, file| still_named(file));
+        before - open.len()
+    }
+
+    fn file(&self, segment: i64, how: Open) -> std::io::Result<Arc<File>> {
         let mut open = self
             .open
             .lock()
             .map_err(|_| std::io::Error::other("payload file cache poisoned"))?;
         if let Some(file) = open.get(&segment) {
-            return Ok(Arc::clone(file));
+            if how == Open::Kept && still_named(file) {
+                return Ok(Arc::clone(file));
+            }
+            // Deleted, or not trusted: dropping it closes the file once
+            // no read still uses it.
+            open.remove(&segment);
         }
         let file = Arc::new(File::open(segment_path(&self.dir, segment))?);
         if open.len() >= OPEN_SEGMENTS {
@@ -446,6 +520,12 @@ impl PayloadFiles {
     }
 }
 
+/// Whether `file` still has a name: a segment deleted (or replaced under
+/// its name) has none, and what it holds is no longer that segment.
+fn still_named(file: &File) -> bool {
+    file.metadata().is_ok_and(|metadata| metadata.nlink() > 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -454,10 +534,50 @@ mod tests {
         Bytes::copy_from_slice(text.as_bytes())
     }
 
+    /// A database (where segment numbers come from) and its payload log's
+    /// directory.
+    struct Fixture {
+        _root: tempfile::TempDir,
+        db: PathBuf,
+        dir: PathBuf,
+    }
+
+    impl Fixture {
+        fn new() -> Fixture {
+            let root = tempfile::tempdir().unwrap();
+            let db = root.path().join("inbox.db");
+            let mut conn =
+                super::super::open_connection(&db, std::time::Duration::from_secs(1)).unwrap();
+            super::super::schema::migrate(&mut conn).unwrap();
+            let dir = directory_for(&db);
+            Fixture {
+                _root: root,
+                db,
+                dir,
+            }
+        }
+
+        /// The payload log's directory.
+        fn path(&self) -> &Path {
+            &self.dir
+        }
+
+        /// A writer on the log, as a process opening the store makes one.
+        fn open(&self) -> PayloadLog {
+            self.open_with_segment_bytes(SEGMENT_BYTES)
+        }
+
+        fn open_with_segment_bytes(&self, segment_bytes: u64) -> PayloadLog {
+            let numbers =
+                SegmentNumbers::open(&self.db, std::time::Duration::from_secs(1)).unwrap();
+            PayloadLog::open_with_segment_bytes(&self.dir, numbers, segment_bytes).unwrap()
+        }
+    }
+
     #[test]
     fn flushed_bodies_read_back_at_their_references() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut log = PayloadLog::open(dir.path()).unwrap();
+        let dir = Fixture::new();
+        let mut log = dir.open();
         log.prepare_batch(true, Instant::now()).unwrap();
         let a = log.reserve(&body("first"));
         let b = log.reserve(&body("second body"));
@@ -466,15 +586,15 @@ mod tests {
         log.flush(Instant::now()).unwrap();
         assert_eq!((a.offset, b.offset, c.offset), (0, 5, 16));
         let files = PayloadFiles::new(dir.path().to_owned());
-        assert_eq!(files.read(a).unwrap(), body("first"));
-        assert_eq!(files.read(b).unwrap(), body("second body"));
-        assert_eq!(files.read(c).unwrap(), body("third"));
+        assert_eq!(files.read(a, Open::Kept).unwrap(), body("first"));
+        assert_eq!(files.read(b, Open::Kept).unwrap(), body("second body"));
+        assert_eq!(files.read(c, Open::Kept).unwrap(), body("third"));
     }
 
     #[test]
     fn rolled_back_reservations_are_not_written_and_their_space_is_reused() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut log = PayloadLog::open(dir.path()).unwrap();
+        let dir = Fixture::new();
+        let mut log = dir.open();
         log.prepare_batch(true, Instant::now()).unwrap();
         let kept = log.reserve(&body("kept"));
         let mark = log.mark();
@@ -489,9 +609,9 @@ mod tests {
 
     #[test]
     fn a_reopened_log_starts_a_new_segment_and_keeps_the_old_one_readable() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = Fixture::new();
         let first = {
-            let mut log = PayloadLog::open(dir.path()).unwrap();
+            let mut log = dir.open();
             log.prepare_batch(true, Instant::now()).unwrap();
             let reference = log.reserve(&body("before restart"));
             log.flush(Instant::now()).unwrap();
@@ -500,20 +620,23 @@ mod tests {
             log.reserve(&body("lost"));
             reference
         };
-        let mut log = PayloadLog::open(dir.path()).unwrap();
+        let mut log = dir.open();
         log.prepare_batch(true, Instant::now()).unwrap();
         let second = log.reserve(&body("after"));
         log.flush(Instant::now()).unwrap();
         assert_eq!((first.segment, second.segment), (1, 2));
         let files = PayloadFiles::new(dir.path().to_owned());
-        assert_eq!(files.read(first).unwrap(), body("before restart"));
-        assert_eq!(files.read(second).unwrap(), body("after"));
+        assert_eq!(
+            files.read(first, Open::Kept).unwrap(),
+            body("before restart")
+        );
+        assert_eq!(files.read(second, Open::Kept).unwrap(), body("after"));
     }
 
     #[test]
     fn a_full_segment_is_followed_by_a_new_one_at_a_batch_boundary() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut log = PayloadLog::open_with_segment_bytes(dir.path(), 8).unwrap();
+        let dir = Fixture::new();
+        let mut log = dir.open_with_segment_bytes(8);
         log.prepare_batch(true, Instant::now()).unwrap();
         let a = log.reserve(&body("0123456789"));
         log.flush(Instant::now()).unwrap();
@@ -523,17 +646,17 @@ mod tests {
         assert_eq!((a.segment, a.offset), (1, 0));
         assert_eq!((b.segment, b.offset), (2, 0));
         let files = PayloadFiles::new(dir.path().to_owned());
-        assert_eq!(files.read(a).unwrap(), body("0123456789"));
-        assert_eq!(files.read(b).unwrap(), body("abc"));
+        assert_eq!(files.read(a, Open::Kept).unwrap(), body("0123456789"));
+        assert_eq!(files.read(b, Open::Kept).unwrap(), body("abc"));
     }
 
     #[test]
     fn two_writers_on_one_directory_never_share_a_segment() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = Fixture::new();
         // Both see the same highest segment at open, as two processes
         // started together would.
-        let mut first = PayloadLog::open(dir.path()).unwrap();
-        let mut second = PayloadLog::open(dir.path()).unwrap();
+        let mut first = dir.open();
+        let mut second = dir.open();
         first.prepare_batch(true, Instant::now()).unwrap();
         second.prepare_batch(true, Instant::now()).unwrap();
         let a = first.reserve(&body("from the first"));
@@ -542,20 +665,20 @@ mod tests {
         second.flush(Instant::now()).unwrap();
         assert_ne!(a.segment, b.segment);
         let files = PayloadFiles::new(dir.path().to_owned());
-        assert_eq!(files.read(a).unwrap(), body("from the first"));
-        assert_eq!(files.read(b).unwrap(), body("from the second"));
+        assert_eq!(files.read(a, Open::Kept).unwrap(), body("from the first"));
+        assert_eq!(files.read(b, Open::Kept).unwrap(), body("from the second"));
     }
 
     #[test]
     fn a_log_that_writes_no_bodies_creates_no_segment() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut log = PayloadLog::open(dir.path()).unwrap();
+        let dir = Fixture::new();
+        let mut log = dir.open();
         log.prepare_batch(false, Instant::now()).unwrap();
         let empty = log.reserve(&Bytes::new());
         log.flush(Instant::now()).unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         let files = PayloadFiles::new(dir.path().to_owned());
-        assert_eq!(files.read(empty).unwrap(), Bytes::new());
+        assert_eq!(files.read(empty, Open::Kept).unwrap(), Bytes::new());
     }
 
     fn segment_files(dir: &Path) -> Vec<i64> {
@@ -576,8 +699,8 @@ mod tests {
 
     #[test]
     fn a_new_segment_is_reused_while_its_writes_fail() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut log = PayloadLog::open(dir.path()).unwrap();
+        let dir = Fixture::new();
+        let mut log = dir.open();
         log.disk_full = true;
         for attempt in 0..5 {
             fail_one_batch(&mut log, &format!("attempt {attempt} that never lands"));
@@ -599,13 +722,13 @@ mod tests {
             b"landed"
         );
         let files = PayloadFiles::new(dir.path().to_owned());
-        assert_eq!(files.read(landed).unwrap(), body("landed"));
+        assert_eq!(files.read(landed, Open::Kept).unwrap(), body("landed"));
     }
 
     #[test]
     fn a_segment_holding_committed_bodies_is_left_once_then_the_next_is_reused() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut log = PayloadLog::open(dir.path()).unwrap();
+        let dir = Fixture::new();
+        let mut log = dir.open();
         log.prepare_batch(true, Instant::now()).unwrap();
         let committed = log.reserve(&body("committed"));
         log.flush(Instant::now()).unwrap();
@@ -630,14 +753,17 @@ mod tests {
         assert_eq!((after.segment, after.offset), (2, 0));
         assert_eq!(segment_files(dir.path()), [1, 2]);
         let files = PayloadFiles::new(dir.path().to_owned());
-        assert_eq!(files.read(committed).unwrap(), body("committed"));
-        assert_eq!(files.read(after).unwrap(), body("after"));
+        assert_eq!(
+            files.read(committed, Open::Kept).unwrap(),
+            body("committed")
+        );
+        assert_eq!(files.read(after, Open::Kept).unwrap(), body("after"));
     }
 
     #[test]
     fn a_failure_in_a_reused_segment_after_a_success_leaves_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut log = PayloadLog::open(dir.path()).unwrap();
+        let dir = Fixture::new();
+        let mut log = dir.open();
         log.disk_full = true;
         fail_one_batch(&mut log, "lost");
         log.disk_full = false;
@@ -653,14 +779,14 @@ mod tests {
         log.flush(Instant::now()).unwrap();
         assert_eq!((kept.segment, next.segment), (1, 2));
         let files = PayloadFiles::new(dir.path().to_owned());
-        assert_eq!(files.read(kept).unwrap(), body("kept"));
-        assert_eq!(files.read(next).unwrap(), body("next"));
+        assert_eq!(files.read(kept, Open::Kept).unwrap(), body("kept"));
+        assert_eq!(files.read(next, Open::Kept).unwrap(), body("next"));
     }
 
     #[test]
     fn after_a_failed_write_bodies_are_refused_for_a_pause_until_a_write_succeeds() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut log = PayloadLog::open(dir.path()).unwrap();
+        let dir = Fixture::new();
+        let mut log = dir.open();
         let failed_at = Instant::now();
         log.prepare_batch(true, failed_at).unwrap();
         log.disk_full = true;
@@ -679,9 +805,9 @@ mod tests {
 
     #[test]
     fn a_segment_that_cannot_be_created_pauses_bodies_and_keeps_its_number() {
-        let dir = tempfile::tempdir().unwrap();
-        let log_dir = dir.path().join("payloads");
-        let mut log = PayloadLog::open(&log_dir).unwrap();
+        let dir = Fixture::new();
+        let log_dir = dir.path().to_owned();
+        let mut log = dir.open();
         std::fs::remove_dir(&log_dir).unwrap();
         let failed_at = Instant::now();
         log.prepare_batch(true, failed_at).unwrap_err();
@@ -698,13 +824,152 @@ mod tests {
 
     #[test]
     fn reading_past_the_written_end_is_an_error_not_zeros() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut log = PayloadLog::open(dir.path()).unwrap();
+        let dir = Fixture::new();
+        let mut log = dir.open();
         log.prepare_batch(true, Instant::now()).unwrap();
         let mut reference = log.reserve(&body("short"));
         log.flush(Instant::now()).unwrap();
         reference.len = 100;
         let files = PayloadFiles::new(dir.path().to_owned());
-        assert!(files.read(reference).is_err());
+        assert!(files.read(reference, Open::Kept).is_err());
+    }
+
+    /// One batch of one body; where it went.
+    fn write_one(log: &mut PayloadLog, text: &str) -> PayloadRef {
+        log.prepare_batch(true, Instant::now()).unwrap();
+        let reference = log.reserve(&body(text));
+        log.flush(Instant::now()).unwrap();
+        reference
+    }
+
+    fn delete_every_segment(dir: &Path) {
+        for segment in segment_files(dir) {
+            delete_segment(dir, segment).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_number_is_never_used_again_after_its_file_is_deleted() {
+        let dir = Fixture::new();
+        let mut log = dir.open_with_segment_bytes(8);
+        let mut used = vec![
+            write_one(&mut log, "0123456789").segment,
+            write_one(&mut log, "abc").segment,
+        ];
+        assert_eq!(used, [1, 2]);
+
+        // Retention (here or in another process) deletes every segment,
+        // the one this writer appends to included: its next batch goes to
+        // a new number.
+        delete_every_segment(dir.path());
+        used.push(write_one(&mut log, "after the purge").segment);
+
+        // Another writer, and this one restarted, with no file on disk at
+        // all: the directory no longer knows any number, the database does.
+        delete_every_segment(dir.path());
+        let mut other = dir.open();
+        used.push(write_one(&mut other, "another process").segment);
+        drop(log);
+        delete_every_segment(dir.path());
+        let mut restarted = dir.open();
+        used.push(write_one(&mut restarted, "after a restart").segment);
+
+        assert_eq!(used, [1, 2, 3, 4, 5], "each number once, in order");
+    }
+
+    #[test]
+    fn a_reader_never_reads_a_deleted_segment_it_kept_open() {
+        let dir = Fixture::new();
+        let mut log = dir.open();
+        let reference = write_one(&mut log, "old bytes");
+        drop(log);
+        let files = PayloadFiles::new(dir.path().to_owned());
+        assert_eq!(
+            files.read(reference, Open::Kept).unwrap(),
+            body("old bytes")
+        );
+
+        // Deleted, and a file made under its name (a segment rewritten in
+        // place, or numbered by an older build): the new file is read.
+        delete_segment(dir.path(), reference.segment).unwrap();
+        std::fs::write(segment_path(dir.path(), reference.segment), "new bytes").unwrap();
+        assert_eq!(
+            files.read(reference, Open::Kept).unwrap(),
+            body("new bytes")
+        );
+
+        // Deleted for good: an error, not the kept file's bytes.
+        delete_segment(dir.path(), reference.segment).unwrap();
+        let error = files.read(reference, Open::Kept).unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
+    }
+
+    /// This process's open files under `dir` whose name was deleted.
+    fn deleted_but_open(dir: &Path) -> usize {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+            .filter(|target| {
+                let target = target.to_string_lossy();
+                target.starts_with(&*dir.to_string_lossy()) && target.ends_with(" (deleted)")
+            })
+            .count()
+    }
+
+    #[test]
+    fn kept_files_of_deleted_segments_are_closed_by_the_sweep() {
+        let dir = Fixture::new();
+        let mut log = dir.open_with_segment_bytes(1);
+        let first = write_one(&mut log, "first");
+        let second = write_one(&mut log, "second");
+        drop(log);
+        let files = PayloadFiles::new(dir.path().to_owned());
+        files.read(first, Open::Kept).unwrap();
+        files.read(second, Open::Kept).unwrap();
+        assert_eq!(files.close_deleted(), 0, "nothing deleted yet");
+
+        delete_segment(dir.path(), first.segment).unwrap();
+        assert_eq!(
+            deleted_but_open(dir.path()),
+            1,
+            "the kept file holds its space"
+        );
+        assert_eq!(files.close_deleted(), 1);
+        assert_eq!(deleted_but_open(dir.path()), 0);
+        assert_eq!(files.read(second, Open::Kept).unwrap(), body("second"));
+    }
+
+    #[test]
+    fn a_writer_closes_its_deleted_segment_at_its_next_batch_even_without_bodies() {
+        let dir = Fixture::new();
+        let mut log = dir.open();
+        write_one(&mut log, "before the purge");
+        delete_every_segment(dir.path());
+        assert_eq!(deleted_but_open(dir.path()), 1);
+
+        // A lease or a settlement: no body, yet the deleted file is closed.
+        log.prepare_batch(false, Instant::now()).unwrap();
+        log.flush(Instant::now()).unwrap();
+        assert_eq!(deleted_but_open(dir.path()), 0);
+
+        // The next event is written at once, to a new segment.
+        let after = write_one(&mut log, "after the purge");
+        assert_eq!((after.segment, after.offset), (2, 0));
+    }
+
+    #[test]
+    fn a_segment_deleted_after_the_batch_began_fails_the_write_then_is_left() {
+        let dir = Fixture::new();
+        let mut log = dir.open();
+        write_one(&mut log, "before");
+        log.prepare_batch(true, Instant::now()).unwrap();
+        delete_every_segment(dir.path());
+        log.reserve(&body("refused"));
+        log.flush(Instant::now()).unwrap_err();
+        let later = Instant::now() + std::time::Duration::from_secs(1);
+        log.prepare_batch(true, later).unwrap();
+        let next = log.reserve(&body("next"));
+        log.flush(later).unwrap();
+        assert_eq!((next.segment, next.offset), (2, 0));
     }
 }

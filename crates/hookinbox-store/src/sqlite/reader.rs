@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
-use super::payload_log::{self, PayloadFiles, PayloadRef};
+use super::payload_log::{self, Open, PayloadFiles, PayloadRef};
 use crate::event_query::{self, Dialect, Value as QueryValue};
 use crate::key_check::{self, KeyCheck};
 use crate::sealed::{self, RecordKind};
@@ -36,7 +36,7 @@ pub struct SqliteReader {
 struct ReaderInner {
     path: PathBuf,
     conn: Mutex<Connection>,
-    payloads: PayloadFiles,
+    payloads: Arc<PayloadFiles>,
     keys: Option<Arc<EncryptionKeys>>,
 }
 
@@ -53,6 +53,17 @@ impl SqliteReader {
     pub fn open_with_keys(
         path: &Path,
         keys: Option<Arc<EncryptionKeys>>,
+    ) -> Result<SqliteReader, StoreError> {
+        let files = Arc::new(PayloadFiles::new(payload_log::directory_for(path)));
+        SqliteReader::open_sharing_files(path, keys, files)
+    }
+
+    /// As [`SqliteReader::open_with_keys`], reading the payload log
+    /// through `payloads`, which other readers of the store share.
+    pub(crate) fn open_sharing_files(
+        path: &Path,
+        keys: Option<Arc<EncryptionKeys>>,
+        payloads: Arc<PayloadFiles>,
     ) -> Result<SqliteReader, StoreError> {
         if !path.exists() {
             return Err(StoreError::open(format!(
@@ -71,7 +82,7 @@ impl SqliteReader {
             inner: Arc::new(ReaderInner {
                 path: path.to_owned(),
                 conn: Mutex::new(conn),
-                payloads: PayloadFiles::new(payload_log::directory_for(path)),
+                payloads,
                 keys,
             }),
         })
@@ -79,6 +90,11 @@ impl SqliteReader {
 
     pub fn path(&self) -> &Path {
         &self.inner.path
+    }
+
+    /// The payload segment files this reader keeps open.
+    pub(crate) fn payload_files(&self) -> Arc<PayloadFiles> {
+        Arc::clone(&self.inner.payloads)
     }
 
     pub(super) fn with_conn<T>(
@@ -190,16 +206,44 @@ impl SqliteReader {
     /// The raw body, from the payload log (or, for rows written before
     /// schema 4, from `inbox_payload`), opened with its key when it is
     /// sealed, and checked against its fingerprint.
+    ///
+    /// A body from the payload log that fails to read, open or match is
+    /// read once more from a fresh open of its segment before the error is
+    /// reported: the file kept open may not be the segment the row means
+    /// (docs/architecture.md §6), and a caller must not take our own stale
+    /// handle for corrupt storage.
     pub(crate) fn payload(
         &self,
         inbox_id: &str,
         stored: StoredPayload,
     ) -> Result<Option<Bytes>, StoreError> {
-        let bytes = match (stored.location, stored.legacy) {
-            (Some(location), _) => self.inner.payloads.read(location).map_err(|error| {
+        match self.checked_payload(inbox_id, &stored, Open::Kept) {
+            Err(kept) if stored.location.is_some() => {
+                let fresh = self.checked_payload(inbox_id, &stored, Open::Fresh);
+                if fresh.is_ok() {
+                    tracing::warn!(
+                        message = "A payload read through a kept segment file failed and succeeded from a fresh open.",
+                        inbox_id,
+                        error = %kept
+                    );
+                }
+                fresh
+            }
+            checked => checked,
+        }
+    }
+
+    fn checked_payload(
+        &self,
+        inbox_id: &str,
+        stored: &StoredPayload,
+        how: Open,
+    ) -> Result<Option<Bytes>, StoreError> {
+        let bytes = match (stored.location, &stored.legacy) {
+            (Some(location), _) => self.inner.payloads.read(location, how).map_err(|error| {
                 StoreError::unavailable(format!("payload of {inbox_id}: {error}"))
             })?,
-            (None, Some(legacy)) => Bytes::from(legacy),
+            (None, Some(legacy)) => Bytes::copy_from_slice(legacy),
             (None, None) => return Ok(None),
         };
         let bytes = match stored.key_id.as_deref() {

@@ -172,6 +172,18 @@ const MIGRATIONS: &[&str] = &[
         recorded_at_ms INTEGER NOT NULL           -- unix milliseconds, the database's clock
     );
     "#,
+    // 12 (#18): the next payload segment number, so a number is never
+    // handed out twice, by any process, even after its file was deleted
+    // (see `segment_numbers`). It starts above every number a row names;
+    // numbers only on disk are above it at the first allocation.
+    r#"
+    CREATE TABLE payload_segment_next (
+        id   INTEGER PRIMARY KEY CHECK (id = 1),
+        next INTEGER NOT NULL
+    );
+    INSERT INTO payload_segment_next (id, next)
+        SELECT 1, coalesce(max(payload_segment), 0) + 1 FROM inbox;
+    "#,
 ];
 
 /// The schema version this build writes.

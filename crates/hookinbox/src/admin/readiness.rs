@@ -18,6 +18,12 @@
 //!   process runs workers.
 //! - `disk`: the database's filesystem has at least
 //!   `storage.min_free_disk_bytes` free (SQLite; `admin::free_disk`).
+//!
+//! Degraded, named in `degraded` while the answer stays 200 (the process
+//! still accepts events, so a load balancer keeps it):
+//! - `storage_reads`: a delivery worker of this process could not read an
+//!   event from our own storage in the last minute; such deliveries wait
+//!   without spending attempts (`delivery::storage_faults`).
 
 use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -67,6 +73,10 @@ pub struct ReadinessReport {
     /// Names of the failing checks (`"storage"`, `"secrets"`, `"workers"`,
     /// `"disk"`), never their error text.
     pub failing: Vec<&'static str>,
+    /// Names of what works only in part (`"storage_reads"`); left out of
+    /// the answer when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub degraded: Vec<&'static str>,
 }
 
 impl Readiness {
@@ -131,6 +141,7 @@ impl Readiness {
     pub async fn check(&self) -> ReadinessReport {
         let now_ms = clock::unix_millis();
         let mut failing = Vec::new();
+        let mut degraded = Vec::new();
         let mut details = Vec::new();
         let probe = tokio::time::timeout(CHECK_TIMEOUT, self.store.probe_write(now_ms)).await;
         match probe {
@@ -169,6 +180,14 @@ impl Readiness {
                 failing.push("workers");
                 details.push(format!("workers: ended or stuck: {}", stuck.join(", ")));
             }
+            if workers.storage_faults().recent(now_ms) {
+                degraded.push("storage_reads");
+                details.push(
+                    "storage_reads: an event could not be read from storage in the last minute; \
+                     its deliveries wait (hookinbox_storage_read_faults_total, WARN log)"
+                        .to_owned(),
+                );
+            }
         }
         if let Some(disk) = &self.disk {
             match disk.check() {
@@ -188,12 +207,13 @@ impl Readiness {
             }
         }
         let changed = {
+            let named: Vec<&'static str> = failing.iter().chain(&degraded).copied().collect();
             let mut last = self
                 .last_failing
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            let changed = *last != failing;
-            last.clone_from(&failing);
+            let changed = *last != named;
+            *last = named;
             changed
         };
         // The limiter is asked only when nothing changed: a new failure is
@@ -201,7 +221,7 @@ impl Readiness {
         if !details.is_empty() && (changed || self.failure_log.check().is_ok()) {
             tracing::warn!(
                 message = "Readiness check failed.",
-                checks = %failing.join(","),
+                checks = %failing.iter().chain(&degraded).copied().collect::<Vec<_>>().join(","),
                 detail = %details.join("; ")
             );
         }
@@ -213,6 +233,7 @@ impl Readiness {
         ReadinessReport {
             ready: failing.is_empty(),
             failing,
+            degraded,
         }
     }
 }
@@ -329,6 +350,22 @@ mod tests {
         assert_eq!(report.failing, vec!["workers"], "ended: failing at once");
         let _next = liveness.register("worker lab/other", Duration::ZERO);
         assert_eq!(readiness.check().await.failing, vec!["workers"]);
+    }
+
+    #[tokio::test]
+    async fn a_recent_storage_read_fault_is_named_as_degraded_and_the_answer_stays_ready() {
+        let liveness = Arc::new(Liveness::default());
+        let readiness =
+            Readiness::new(Arc::new(FlakyStore::default()), None).workers(Arc::clone(&liveness));
+        let (_, text) = body(readiness.check().await).await;
+        assert_eq!(text, "{\"ready\":true,\"failing\":[]}\n");
+        liveness.storage_faults().record(clock::unix_millis());
+        let (status, text) = body(readiness.check().await).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(
+            text,
+            "{\"ready\":true,\"failing\":[],\"degraded\":[\"storage_reads\"]}\n"
+        );
     }
 
     #[tokio::test]

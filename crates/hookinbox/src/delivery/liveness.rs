@@ -10,11 +10,15 @@
 //! twice the timeout); the rescuer sleeps `rescue_interval`. A task silent
 //! for three times that (and at least [`MIN_STALL`]) is stuck: waiting on
 //! a store that does not answer, or on a handler that never returns.
+//!
+//! The workers also record here the storage read faults they meet
+//! (`storage_faults`): readiness names them as degraded.
 
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use super::storage_faults::StorageFaults;
 use crate::clock;
 
 /// Never call a task stuck sooner than this: a slow poll is not a hang.
@@ -24,6 +28,7 @@ pub const MIN_STALL: Duration = Duration::from_secs(10);
 #[derive(Default)]
 pub struct Liveness {
     tasks: Mutex<Vec<Arc<Beat>>>,
+    storage_faults: Arc<StorageFaults>,
 }
 
 struct Beat {
@@ -59,6 +64,11 @@ impl Liveness {
             beat,
             stopping: false,
         }
+    }
+
+    /// Where the workers record the events they could not read.
+    pub fn storage_faults(&self) -> Arc<StorageFaults> {
+        Arc::clone(&self.storage_faults)
     }
 
     /// The tasks that ended or are stuck at `now_ms`, by name (for the

@@ -10,6 +10,7 @@ pub mod nats_target;
 pub mod rescuer;
 pub mod retry_policy;
 pub mod settler;
+pub mod storage_faults;
 pub mod target;
 pub mod tls;
 pub mod worker;
@@ -72,6 +73,7 @@ pub fn spawn(
         store: Arc::clone(&store),
         owner: format!("{}-{}", std::process::id(), uuid::Uuid::now_v7()),
         poll_interval: settings.poll_interval,
+        storage_faults: liveness.storage_faults(),
     };
     let mut tasks = JoinSet::new();
     for (target, destination) in bound {

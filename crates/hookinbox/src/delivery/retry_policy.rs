@@ -1,5 +1,9 @@
 //! When to try a failed delivery again, and when to give up. Pure: the
 //! clock and the jitter are passed in, so the boundaries are testable.
+//!
+//! A delivery whose event could not be read from our own storage was not
+//! attempted: it is deferred ([`storage_fault_retry_at`]), outside the
+//! target's budget, and never given up on (docs/architecture.md §5).
 
 use hookinbox_store::Settlement;
 
@@ -90,6 +94,21 @@ impl RetryPolicy {
     }
 }
 
+/// How long a delivery waits after a storage read fault, at most; at
+/// least half of it (jitter), so deliveries deferred together do not all
+/// come back at once.
+pub const STORAGE_FAULT_WAIT_MS: i64 = 10_000;
+
+/// When a delivery deferred at `now_ms` for a storage read fault is due
+/// again; `jitter` uniform in `[0, 1)`. No attempt count or age enters:
+/// the fault is ours, and the target's budget is untouched by it.
+pub fn storage_fault_retry_at(now_ms: i64, jitter: f64) -> i64 {
+    let half = STORAGE_FAULT_WAIT_MS / 2;
+    now_ms
+        .saturating_add(half)
+        .saturating_add((jitter.clamp(0.0, 1.0) * half as f64) as i64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,6 +195,13 @@ mod tests {
             POLICY.settle(0, 0, 59_001, transient(Some(1_000)), 0.0),
             Settlement::Dead { .. }
         ));
+    }
+
+    #[test]
+    fn a_storage_fault_waits_half_to_all_of_its_wait_whatever_the_budget() {
+        assert_eq!(storage_fault_retry_at(1_000, 0.0), 6_000);
+        assert_eq!(storage_fault_retry_at(1_000, 0.999_999), 10_999);
+        assert_eq!(storage_fault_retry_at(i64::MAX - 1, 0.5), i64::MAX);
     }
 
     #[test]

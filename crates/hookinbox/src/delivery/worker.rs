@@ -8,6 +8,11 @@
 //! duplicate inside the stream's duplicate window. A handler
 //! target commits its change with the DELIVERED marker (`handler_target`),
 //! so its attempts apply exactly once.
+//!
+//! An event that cannot be read from our own storage is not attempted:
+//! the delivery is deferred, without spending an attempt of the target's
+//! budget, and the fault is counted, logged and shown by `/readyz`
+//! (`storage_faults`; docs/architecture.md §5).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,8 +26,10 @@ use tokio::sync::{watch, Semaphore};
 
 use super::destination::{AttemptResult, Destination};
 use super::liveness::Heartbeat;
+use super::retry_policy::storage_fault_retry_at;
 use super::retry_policy::AttemptOutcome;
 use super::settler;
+use super::storage_faults::StorageFaults;
 use super::target::Target;
 use crate::clock;
 use crate::failpoint::Failpoint;
@@ -36,6 +43,8 @@ pub struct WorkerContext {
     pub owner: String,
     /// Fallback poll when no wake-up arrives (another process may have accepted).
     pub poll_interval: Duration,
+    /// Where events that could not be read are recorded (`/readyz`).
+    pub storage_faults: Arc<StorageFaults>,
 }
 
 /// Runs until `shutdown` turns true; then stops leasing, lets in-flight
@@ -165,26 +174,17 @@ async fn attempt(
 ) -> Option<SettleRequest> {
     let started = std::time::Instant::now();
     // When the event arrived: for the end-to-end latency.
-    let received_at_ms = event
-        .as_ref()
-        .ok()
-        .and_then(|event| event.as_ref().map(|event| event.received_at_ms));
+    let event = match event {
+        Ok(event) => event,
+        Err(error) => return Some(deferred(context, lease, &error, started)),
+    };
+    let received_at_ms = event.as_ref().map(|event| event.received_at_ms);
     let send = async {
-        let event = match event {
-            Ok(Some(event)) => event,
-            Ok(None) => {
-                return AttemptOutcome::Permanent {
-                    error: "the event is missing from the inbox".into(),
-                }
-                .into()
+        let Some(event) = event else {
+            return AttemptOutcome::Permanent {
+                error: "the event is missing from the inbox".into(),
             }
-            Err(error) => {
-                return AttemptOutcome::Transient {
-                    error: format!("could not read the event: {error}"),
-                    retry_after_ms: None,
-                }
-                .into()
-            }
+            .into();
         };
         if event.payload.is_none() {
             return AttemptOutcome::Permanent {
@@ -253,6 +253,36 @@ async fn attempt(
         settlement,
         now_ms,
     })
+}
+
+/// The settlement of a delivery whose event could not be read from our
+/// own storage (`error`): deferred, so the target's budget is not charged
+/// for our fault, and recorded for `/readyz`.
+fn deferred(
+    context: &WorkerContext,
+    lease: LeasedDelivery,
+    error: &StoreError,
+    started: std::time::Instant,
+) -> SettleRequest {
+    let now_ms = clock::unix_millis();
+    context.storage_faults.record(now_ms);
+    let jitter: f64 = rand::rng().random();
+    let settlement = Settlement::Deferred {
+        next_attempt_at_ms: storage_fault_retry_at(now_ms, jitter),
+        error: format!("storage fault: {error}"),
+    };
+    DeliveryOutcome {
+        lease: &lease,
+        settlement: &settlement,
+        now_ms,
+        elapsed: started.elapsed(),
+    }
+    .emit();
+    SettleRequest {
+        lease,
+        settlement,
+        now_ms,
+    }
 }
 
 /// Records the receive-to-delivered latency of a delivered attempt.

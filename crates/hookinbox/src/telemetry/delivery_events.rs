@@ -11,6 +11,12 @@ use super::ingress_events::millis;
 /// dead — with the settlement's error, which is masked already (a status
 /// code, a timeout, a TLS failure: never a target's answer body or URL
 /// credentials). A lost lease is logged by the settler.
+///
+/// A deferred delivery was not attempted: its event could not be read
+/// from our own storage. That is a storage fault, not the target's: it
+/// counts in `hookinbox_storage_read_faults_total` too, and its WARN line
+/// names what failed (an inbox id, a key id, an I/O error; never bytes or
+/// a key).
 pub struct DeliveryOutcome<'a> {
     pub lease: &'a LeasedDelivery,
     pub settlement: &'a Settlement,
@@ -27,7 +33,11 @@ impl DeliveryOutcome<'_> {
             Settlement::Delivered => "delivered",
             Settlement::Retry { .. } => "retry",
             Settlement::Dead { .. } => "dead",
+            Settlement::Deferred { .. } => "deferred",
         };
+        if let Settlement::Deferred { .. } = self.settlement {
+            metrics::counter!("hookinbox_storage_read_faults_total").increment(1);
+        }
         metrics::counter!(
             "hookinbox_deliveries_total",
             "endpoint" => lease.endpoint_id.clone(), "target" => lease.target.clone(), "outcome" => outcome
@@ -76,6 +86,19 @@ impl DeliveryOutcome<'_> {
                 latency_ms,
                 delivery = lease.delivery_id,
                 %error
+            ),
+            Settlement::Deferred {
+                error,
+                next_attempt_at_ms,
+            } => tracing::warn!(
+                message = "Storage read fault: the event could not be read; the delivery waits, no attempt charged.",
+                inbox_id = %lease.inbox_id,
+                endpoint = %lease.endpoint_id,
+                target = %lease.target,
+                outcome = %outcome,
+                delivery = lease.delivery_id,
+                %error,
+                retry_in_ms = next_attempt_at_ms - self.now_ms
             ),
         }
     }
@@ -162,6 +185,23 @@ mod tests {
                 " WARN hookinbox::telemetry::delivery_events: Delivery dead after its retry budget. \
                  {IDS} outcome=dead attempt=5 latency_ms=42.5 delivery=12 \
                  error=permanent: http 422\n"
+            )
+        );
+    }
+
+    #[test]
+    fn a_storage_read_fault_is_one_warn_line_without_an_attempt() {
+        let settlement = Settlement::Deferred {
+            next_attempt_at_ms: 10_000,
+            error: "storage unavailable: payload of x: No such file or directory".into(),
+        };
+        assert_eq!(
+            log(1, settlement),
+            format!(
+                " WARN hookinbox::telemetry::delivery_events: Storage read fault: the event could \
+                 not be read; the delivery waits, no attempt charged. {IDS} outcome=deferred \
+                 delivery=12 error=storage unavailable: payload of x: No such file or directory \
+                 retry_in_ms=5000\n"
             )
         );
     }

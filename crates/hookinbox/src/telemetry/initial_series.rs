@@ -31,6 +31,7 @@ impl InitialSeries<'_> {
             }
         }
         metrics::counter!("hookinbox_lease_reclaims_total").increment(0);
+        metrics::counter!("hookinbox_storage_read_faults_total").increment(0);
         for kind in super::reconcile_events::KINDS {
             metrics::counter!("hookinbox_reconcile_repaired_total", "kind" => kind).increment(0);
         }
