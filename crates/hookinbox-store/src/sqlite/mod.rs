@@ -157,6 +157,11 @@ impl SqliteStore {
         // Backstop only: the checkpointer thread does the regular work.
         conn.pragma_update(None, "wal_autocheckpoint", 8192)
             .map_err(|e| open_error(&e))?;
+        // When the WAL starts over, this connection cuts it back to this
+        // size, not to zero: the kept bytes are room to write in on a full
+        // disk (`checkpointer`, `full_disk`).
+        conn.pragma_update(None, "journal_size_limit", checkpointer::WAL_KEPT_BYTES)
+            .map_err(|e| open_error(&e))?;
         // Every op of a group commit runs in its own savepoint, so SQLite
         // copies each page an op changes into a statement journal first.
         // Past 64 KiB that journal spills to a temporary file: a write
