@@ -13,7 +13,9 @@
 //! references bytes that are not durable. After a failed payload write the
 //! log rests for a short, growing pause (`write_backoff`): ops with bodies
 //! are answered `Unavailable` at once, without touching the disk, while
-//! body-less ops (leases, settlements) still commit.
+//! body-less ops (leases, settlements) still commit. The same happens while
+//! the bodies would eat into the disk's last bytes, kept for SQLite
+//! (`disk_reserve`).
 //!
 //! A caller may stop waiting (its commit deadline passed, its client went
 //! away). An op whose caller is gone before its batch starts is skipped:
@@ -29,6 +31,7 @@ use std::time::Instant;
 use rusqlite::{Connection, TransactionBehavior};
 use tokio::sync::oneshot;
 
+use super::disk_reserve::DiskReserve;
 use super::payload_log::PayloadLog;
 use super::stall_point::StallPoint;
 use crate::StoreError;
@@ -166,6 +169,7 @@ pub(crate) fn run(
     queue: Receiver<Box<dyn WriteOp>>,
     limits: BatchLimits,
     queued: &AtomicUsize,
+    mut reserve: DiskReserve,
 ) {
     while let Ok(first) = queue.recv() {
         let mut bytes = first.weight();
@@ -181,8 +185,15 @@ pub(crate) fn run(
         }
         queued.fetch_sub(batch.len(), Ordering::Relaxed);
         skip_abandoned(&mut batch);
+        if reserve.is_under() {
+            // A purge may have freed the segment while no body came to
+            // write to it: the readiness probe's batch notices too.
+            payloads.leave_if_deleted();
+        }
         if !payloads.accepts_bodies(Instant::now()) {
-            batch = refuse_ops_with_bodies(batch);
+            batch = refuse_ops_with_bodies(batch, "payload log: resting after a failed write");
+        } else if !room_for_bodies(&mut reserve, &mut payloads, body_bytes(&batch)) {
+            batch = refuse_ops_with_bodies(batch, "disk nearly full: new bodies refused");
         }
         if batch.is_empty() {
             continue;
@@ -218,16 +229,28 @@ fn skip_abandoned(batch: &mut Vec<Box<dyn WriteOp>>) {
     }
 }
 
-/// The payload log is resting after a failed write: ops with bodies are
-/// answered now, the others go on to commit.
-fn refuse_ops_with_bodies(batch: Vec<Box<dyn WriteOp>>) -> Vec<Box<dyn WriteOp>> {
+/// Whether the disk keeps its reserve with `bytes` more of bodies (a
+/// batch without bodies always has room). When it would not, the writer
+/// first lets go of its segment if another process's purge deleted it: the
+/// space comes back only then.
+fn room_for_bodies(reserve: &mut DiskReserve, payloads: &mut PayloadLog, bytes: u64) -> bool {
+    bytes == 0 || reserve.allows(bytes) || (payloads.leave_if_deleted() && reserve.allows(bytes))
+}
+
+/// Payload bytes the ops of `batch` would write.
+fn body_bytes(batch: &[Box<dyn WriteOp>]) -> u64 {
+    batch.iter().map(|op| op.weight() as u64).sum()
+}
+
+/// The payload log is resting after a failed write, or the bodies would
+/// eat into the disk's reserve (`why`): ops with bodies are answered now,
+/// the others go on to commit.
+fn refuse_ops_with_bodies(batch: Vec<Box<dyn WriteOp>>, why: &str) -> Vec<Box<dyn WriteOp>> {
     let (with_bodies, rest): (Vec<_>, Vec<_>) = batch.into_iter().partition(|op| op.weight() > 0);
     metrics::counter!("hookinbox_payload_log_refused_ops_total")
         .increment(with_bodies.len() as u64);
     for op in with_bodies {
-        op.finish(Err(StoreError::unavailable(
-            "payload log: resting after a failed write",
-        )));
+        op.finish(Err(StoreError::unavailable(why)));
     }
     rest
 }
@@ -294,7 +317,7 @@ mod tests {
     fn while_the_payload_log_rests_only_ops_with_bodies_are_refused() {
         let (with_body, mut refused) = op(10);
         let (without_body, mut waiting) = op(0);
-        let rest = refuse_ops_with_bodies(vec![with_body, without_body]);
+        let rest = refuse_ops_with_bodies(vec![with_body, without_body], "resting");
         assert!(matches!(
             refused.try_recv(),
             Ok(Err(StoreError::Unavailable(_)))

@@ -8,6 +8,7 @@
 mod accept;
 mod backlog;
 mod checkpointer;
+mod disk_reserve;
 mod drift;
 mod fetched;
 mod group_commit;
@@ -67,6 +68,10 @@ pub struct SqliteOptions {
     pub max_batch_bytes: usize,
     /// How often the background checkpointer runs.
     pub checkpoint_interval: Duration,
+    /// New bodies are refused (503) while writing them would leave fewer
+    /// bytes free on the payload log's filesystem: room kept for SQLite to
+    /// checkpoint and purge (see `disk_reserve`). 0: none kept.
+    pub disk_reserve_bytes: u64,
     /// Seal raw bodies and audit headers at rest under the active key, and
     /// open sealed ones with the key their row names. `None`: new records
     /// are stored plain, as before encryption existed.
@@ -80,6 +85,8 @@ impl SqliteOptions {
     pub const DEFAULT_QUEUE_CAPACITY: usize = 4096;
     /// The default `max_batch_events`; the service's `storage.max_batch_events` too.
     pub const DEFAULT_MAX_BATCH_EVENTS: usize = 512;
+    /// The default `disk_reserve_bytes`; the service's `storage.disk_reserve_bytes` too.
+    pub const DEFAULT_DISK_RESERVE_BYTES: u64 = disk_reserve::RESERVE_BYTES;
 
     pub fn new(path: impl Into<PathBuf>) -> Self {
         SqliteOptions {
@@ -89,6 +96,7 @@ impl SqliteOptions {
             max_batch_events: Self::DEFAULT_MAX_BATCH_EVENTS,
             max_batch_bytes: 16 << 20,
             checkpoint_interval: Duration::from_millis(250),
+            disk_reserve_bytes: Self::DEFAULT_DISK_RESERVE_BYTES,
             keys: None,
         }
     }
@@ -178,8 +186,9 @@ impl SqliteStore {
                 .map_err(|e| open_error(&e))?;
         }
 
-        let payloads = payload_log::PayloadLog::open(&payload_log::directory_for(&options.path))
-            .map_err(|e| open_error(&e))?;
+        let payload_dir = payload_log::directory_for(&options.path);
+        let payloads = payload_log::PayloadLog::open(&payload_dir).map_err(|e| open_error(&e))?;
+        let reserve = disk_reserve::DiskReserve::new(&payload_dir, options.disk_reserve_bytes);
         let reader = Arc::new(SqliteReader::open_with_keys(
             &options.path,
             options.keys.clone(),
@@ -195,7 +204,7 @@ impl SqliteStore {
         // and /proc tell the writer and the checkpointer apart.
         let writer = std::thread::Builder::new()
             .name("sqlite-writer".into())
-            .spawn(move || group_commit::run(conn, payloads, requests, limits, &taken))
+            .spawn(move || group_commit::run(conn, payloads, requests, limits, &taken, reserve))
             .map_err(|e| open_error(&e))?;
         let (stop_checkpointer, stop) = mpsc::channel();
         let path = options.path.clone();
