@@ -304,3 +304,51 @@ async fn purge_on_a_full_disk_needs_no_space_freed_by_hand() {
     assert_eq!(stored.len(), acked.len() + 2);
     drop(server);
 }
+
+/// The same full disk left to `serve` alone: its purge task frees the
+/// bodies once they are due, and ingress accepts again by itself.
+#[tokio::test]
+#[ignore = "needs root to mount a tmpfs: cargo test -p hookinbox --test disk_full -- --ignored"]
+async fn serve_alone_recovers_once_the_bodies_are_due() {
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("mnt");
+    let _tmpfs = Tmpfs::mount(&mnt, "32m")
+        .unwrap_or_else(|error| panic!("this test needs root to mount a tmpfs: {error}"));
+    let db = mnt.join("inbox.db");
+    // Long enough for the disk to fill before the first body is due.
+    let retention = "\n[retention]\nraw_payload = \"10s\"\npurge_interval = \"500ms\"\n";
+    let config = TestConfig::new(&db)
+        .storage("min_free_disk_bytes = 20971520")
+        .extra("[admin]\nlisten = \"127.0.0.1:0\"\n")
+        .extra(retention)
+        .to_string();
+    let server = Server::start(dir.path(), &config);
+    let admin = server.admin_address().await;
+    let client = client();
+    let url = server.url("/hooks/lab");
+
+    let (acked, refused) = fill_until_refused(&client, &url).await;
+    let (status, failing) = readyz(admin).await;
+    assert_eq!(status, 503);
+    assert!(failing.contains(&"disk".to_owned()), "{failing:?}");
+
+    let answer = retry_until_accepted(
+        &client,
+        &url,
+        &padded_event(&refused),
+        Duration::from_secs(40),
+    )
+    .await;
+    assert_eq!(answer.json()["duplicate"], false, "{:?}", answer.body);
+    let ready = until(Duration::from_secs(10), || async {
+        readyz(admin).await == (200, vec![])
+    })
+    .await;
+    assert!(ready, "not ready after the purge: {:?}", readyz(admin).await);
+    let stored: Vec<String> = inbox_rows(&db).into_iter().map(|r| r.2).collect();
+    for id in &acked {
+        assert!(stored.contains(id), "acknowledged {id} is missing");
+    }
+    assert_eq!(stored.len(), acked.len() + 1);
+    drop(server);
+}

@@ -44,11 +44,6 @@ impl DiskReserve {
         }
     }
 
-    /// Whether the last batch with bodies was refused.
-    pub(crate) fn is_under(&self) -> bool {
-        self.under
-    }
-
     /// Whether `body_bytes` more may be written and leave the reserve free.
     /// A filesystem that cannot be asked is not a reason to refuse: the
     /// write itself says whether there is room.

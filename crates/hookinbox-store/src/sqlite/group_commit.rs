@@ -185,11 +185,6 @@ pub(crate) fn run(
         }
         queued.fetch_sub(batch.len(), Ordering::Relaxed);
         skip_abandoned(&mut batch);
-        if reserve.is_under() {
-            // A purge may have freed the segment while no body came to
-            // write to it: the readiness probe's batch notices too.
-            payloads.leave_if_deleted();
-        }
         if !payloads.accepts_bodies(Instant::now()) {
             batch = refuse_ops_with_bodies(batch, "payload log: resting after a failed write");
         } else if !room_for_bodies(&mut reserve, &mut payloads, body_bytes(&batch)) {
@@ -231,10 +226,16 @@ fn skip_abandoned(batch: &mut Vec<Box<dyn WriteOp>>) {
 
 /// Whether the disk keeps its reserve with `bytes` more of bodies (a
 /// batch without bodies always has room). When it would not, the writer
-/// first lets go of its segment if another process's purge deleted it: the
-/// space comes back only then.
+/// lets go of its segment: a purge never deletes the segment its own
+/// process's writer appends to, and one another process deletes frees its
+/// space only once nobody holds it open. The next batch with bodies
+/// starts a new one.
 fn room_for_bodies(reserve: &mut DiskReserve, payloads: &mut PayloadLog, bytes: u64) -> bool {
-    bytes == 0 || reserve.allows(bytes) || (payloads.leave_if_deleted() && reserve.allows(bytes))
+    if bytes == 0 || reserve.allows(bytes) {
+        return true;
+    }
+    payloads.leave_segment();
+    false
 }
 
 /// Payload bytes the ops of `batch` would write.
@@ -311,6 +312,26 @@ mod tests {
             answer.try_recv().is_ok(),
             "the op still waited for is the one kept"
         );
+    }
+
+    #[test]
+    fn under_the_reserve_bodies_are_refused_and_the_segment_is_let_go_of() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut payloads = PayloadLog::open(dir.path()).unwrap();
+        payloads.prepare_batch(true, Instant::now()).unwrap();
+        payloads.reserve(&bytes::Bytes::from_static(b"kept"));
+        payloads.flush(Instant::now()).unwrap();
+        let mut full = DiskReserve::new(dir.path(), u64::MAX);
+        assert!(room_for_bodies(&mut full, &mut payloads, 0), "no bodies");
+        assert_eq!(payloads.current_segment(), 1);
+        assert!(!room_for_bodies(&mut full, &mut payloads, 1));
+        assert_eq!(
+            payloads.current_segment(),
+            2,
+            "segment 1 is closed, so a purge here may delete it"
+        );
+        let mut roomy = DiskReserve::new(dir.path(), 0);
+        assert!(room_for_bodies(&mut roomy, &mut payloads, 1));
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod overview;
 mod payload_log;
 mod private_files;
 mod purge;
+mod purge_room;
 #[cfg(test)]
 mod query_plans;
 mod reader;
@@ -387,6 +388,9 @@ impl SqliteStore {
         limit: usize,
     ) -> Result<PurgeProgress, StoreError> {
         let rules = *policy;
+        if purge_room::is_low(&payload_log::directory_for(self.reader.path())) {
+            self.free_before_purging().await?;
+        }
         let purged = self
             .write(0, move |conn, _| {
                 Ok(purge::purge(conn, &rules, now_ms, limit, purge::OP_BUDGET)?)
@@ -411,6 +415,21 @@ impl SqliteStore {
             remaining,
             segments_deleted,
         })
+    }
+
+    /// On a nearly full disk, what a purge batch frees before it writes
+    /// (see `purge_room`): segments no row references, then the WAL is
+    /// restarted so the batch writes over its kept bytes.
+    async fn free_before_purging(&self) -> Result<(), StoreError> {
+        let reader = Arc::clone(&self.reader);
+        self.write(0, move |_, payloads| {
+            purge::delete_unreferenced_segments(payloads, &reader)
+        })
+        .await?;
+        let path = self.reader.path().to_owned();
+        tokio::task::spawn_blocking(move || purge_room::restart_wal(&path))
+            .await
+            .map_err(StoreError::unavailable)
     }
 
     /// What [`SqliteStore::purge_batch`] would purge now, rule by rule.

@@ -280,26 +280,11 @@ impl PayloadLog {
         }
     }
 
-    /// Closes the current segment if retention deleted it (another
-    /// process's purge, which found none of its bodies referenced); whether
-    /// it did. Its space is freed only once nobody holds it open, and a
-    /// writer refusing bodies for want of space would otherwise never write
-    /// to it again to notice (`disk_reserve`).
-    pub(crate) fn leave_if_deleted(&mut self) -> bool {
-        let deleted = self
-            .file
-            .as_ref()
-            .and_then(|file| file.metadata().ok())
-            .is_some_and(|meta| meta.nlink() == 0);
-        if deleted {
-            self.leave_segment();
-        }
-        deleted
-    }
-
     /// Closes the current segment; the next batch with bodies creates the
-    /// one after it.
-    fn leave_segment(&mut self) {
+    /// one after it. Also called by the writer when it refuses bodies for
+    /// want of space (`disk_reserve`): a closed segment can be deleted by a
+    /// purge of this process, and its space returns at once.
+    pub(crate) fn leave_segment(&mut self) {
         if self.file.take().is_some() {
             self.segment += 1;
             self.durable_len = 0;
@@ -711,23 +696,6 @@ mod tests {
         log.flush(later).unwrap();
         assert_eq!(landed.segment, 1);
         assert_eq!(segment_files(&log_dir), [1]);
-    }
-
-    #[test]
-    fn a_segment_deleted_by_another_purge_is_let_go_of_without_a_write() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut log = PayloadLog::open(dir.path()).unwrap();
-        log.prepare_batch(true, Instant::now()).unwrap();
-        log.reserve(&body("purged elsewhere"));
-        log.flush(Instant::now()).unwrap();
-        assert!(!log.leave_if_deleted(), "still named: kept");
-        delete_segment(dir.path(), 1).unwrap();
-        assert!(log.leave_if_deleted());
-        assert!(log.file.is_none(), "the file is closed, so its space is freed");
-        log.prepare_batch(true, Instant::now()).unwrap();
-        let next = log.reserve(&body("next"));
-        log.flush(Instant::now()).unwrap();
-        assert_eq!((next.segment, next.offset), (2, 0));
     }
 
     #[test]
