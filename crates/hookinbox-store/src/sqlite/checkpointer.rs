@@ -12,7 +12,8 @@
 //! PASSIVE one: it waits for the writer's commit in flight, copies the few
 //! frames the passive one left, and makes the next commit start the WAL
 //! over; that commit cuts the file to `journal_size_limit`
-//! ([`WAL_KEPT_BYTES`], set on the write connection).
+//! ([`WAL_KEPT_BYTES`], set on the write connection). Each one's time is
+//! `hookinbox_wal_restart_seconds`.
 //!
 //! Why not TRUNCATE (to zero bytes): the bytes the WAL keeps are room
 //! SQLite writes in without asking the filesystem for more. On a full disk
@@ -20,7 +21,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
@@ -62,11 +63,14 @@ pub(crate) fn run(path: PathBuf, interval: Duration, stop: Receiver<()>) {
 }
 
 /// The RESTART checkpoint of a WAL past its bound, with a short wait.
+/// Its time, waiting included, is what a commit may wait for it at most.
 fn restart_past_bound(conn: &Connection) {
+    let started = Instant::now();
     let restarted = conn.busy_timeout(RESTART_WAIT).and_then(|()| restart(conn));
     let _ = conn.busy_timeout(Duration::from_millis(100));
     match restarted {
-        Ok(true) => metrics::counter!("hookinbox_wal_restarts_total").increment(1),
+        Ok(true) => metrics::histogram!("hookinbox_wal_restart_seconds")
+            .record(started.elapsed().as_secs_f64()),
         Ok(false) => tracing::debug!(message = "WAL past its bound; restart postponed (busy)."),
         Err(error) => tracing::debug!(message = "WAL past its bound; restart failed.", %error),
     }
