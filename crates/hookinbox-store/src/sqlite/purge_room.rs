@@ -28,7 +28,9 @@ use super::disk_reserve;
 pub(crate) const LOW_BYTES: u64 = checkpointer::WAL_BOUND_BYTES;
 
 /// How long the RESTART checkpoint waits for the writer and the readers.
-const RESTART_WAIT: Duration = Duration::from_millis(500);
+/// It holds the write lock while it waits for readers, and leases and
+/// settlements still commit on a nearly full disk: kept short.
+const RESTART_WAIT: Duration = Duration::from_millis(100);
 
 /// Whether the filesystem of `dir` has less than [`LOW_BYTES`] free (a
 /// filesystem that cannot be asked counts as low: freeing first is safe).
