@@ -17,7 +17,7 @@
 //!
 //! Why not TRUNCATE (to zero bytes): the bytes the WAL keeps are room
 //! SQLite writes in without asking the filesystem for more. On a full disk
-//! a purge needs exactly that to delete rows (`full_disk`).
+//! a purge needs exactly that to delete rows (`purge_room`).
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};

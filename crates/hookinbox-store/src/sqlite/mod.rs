@@ -168,7 +168,7 @@ impl SqliteStore {
             .map_err(|e| open_error(&e))?;
         // When the WAL starts over, this connection cuts it back to this
         // size, not to zero: the kept bytes are room to write in on a full
-        // disk (`checkpointer`, `full_disk`).
+        // disk (`checkpointer`, `purge_room`).
         conn.pragma_update(None, "journal_size_limit", checkpointer::WAL_KEPT_BYTES)
             .map_err(|e| open_error(&e))?;
         // Every op of a group commit runs in its own savepoint, so SQLite
