@@ -186,6 +186,7 @@ async fn open_with_keys(
             options.busy_timeout = settings.busy_timeout;
             options.queue_capacity = settings.queue_capacity.get();
             options.max_batch_events = settings.max_batch_events.get();
+            options.disk_reserve_bytes = settings.disk_reserve_bytes;
             options.keys = keys;
             // Opening creates files and runs migrations: blocking work.
             let store = tokio::task::spawn_blocking(move || SqliteStore::open(options))

@@ -7,12 +7,43 @@
 //! any process deleted (`PayloadFiles::close_deleted`): a deleted segment
 //! is never read again, so without this its space stayed allocated until
 //! a restart (docs/architecture.md §6).
+//!
+//! Why a bound as well (docs/architecture.md §4): SQLite starts the WAL
+//! over from its beginning only when a write begins after a checkpoint
+//! that copied every frame. Under steady ingress a PASSIVE checkpoint
+//! seldom ends between two commits, so the file grew with every commit: 21
+//! MiB of WAL for 3.6 MiB of bodies filled a small disk. Past
+//! [`WAL_BOUND_BYTES`] the checkpointer runs RESTART right after its
+//! PASSIVE one: it waits for the writer's commit in flight, copies the few
+//! frames the passive one left, and makes the next commit start the WAL
+//! over; that commit cuts the file to `journal_size_limit`
+//! ([`WAL_KEPT_BYTES`], set on the write connection). Each one's time is
+//! `hookinbox_wal_restart_seconds`.
+//!
+//! Why not TRUNCATE (to zero bytes): the bytes the WAL keeps are room
+//! SQLite writes in without asking the filesystem for more. On a full disk
+//! a purge needs exactly that to delete rows (`purge_room`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
 
 use super::payload_log::PayloadFiles;
+
+/// Past this size of the `-wal` file, a RESTART checkpoint follows the
+/// passive one.
+pub(crate) const WAL_BOUND_BYTES: u64 = 16 << 20;
+
+/// What the WAL is cut back to once it starts over (`journal_size_limit`):
+/// 1,000 pages, SQLite's own automatic checkpoint size.
+pub(crate) const WAL_KEPT_BYTES: i64 = 4 << 20;
+
+/// How long a RESTART checkpoint waits for the writer and the readers
+/// before it gives up until the next tick. It holds the write lock while
+/// it waits for readers, so this bounds what it adds to a commit.
+const RESTART_WAIT: Duration = Duration::from_millis(20);
 
 pub(crate) fn run(path: PathBuf, interval: Duration, files: &PayloadFiles, stop: Receiver<()>) {
     let conn = match super::open_connection(&path, Duration::from_millis(100)) {
@@ -22,6 +53,7 @@ pub(crate) fn run(path: PathBuf, interval: Duration, files: &PayloadFiles, stop:
             return;
         }
     };
+    let wal = wal_path(&path);
     loop {
         match stop.recv_timeout(interval) {
             Err(RecvTimeoutError::Timeout) => {}
@@ -34,8 +66,105 @@ pub(crate) fn run(path: PathBuf, interval: Duration, files: &PayloadFiles, stop:
                 closed
             );
         }
-        if let Err(error) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+        if let Err(error) = checkpoint(&conn, "PASSIVE") {
             tracing::debug!(message = "Passive checkpoint skipped.", %error);
+            continue;
         }
+        if wal_bytes(&wal) > WAL_BOUND_BYTES {
+            restart_past_bound(&conn);
+        }
+    }
+}
+
+/// The RESTART checkpoint of a WAL past its bound, with a short wait.
+/// Its time, waiting included, is what a commit may wait for it at most.
+fn restart_past_bound(conn: &Connection) {
+    let started = Instant::now();
+    let restarted = conn.busy_timeout(RESTART_WAIT).and_then(|()| restart(conn));
+    let _ = conn.busy_timeout(Duration::from_millis(100));
+    match restarted {
+        Ok(true) => metrics::histogram!("hookinbox_wal_restart_seconds")
+            .record(started.elapsed().as_secs_f64()),
+        Ok(false) => tracing::debug!(message = "WAL past its bound; restart postponed (busy)."),
+        Err(error) => tracing::debug!(message = "WAL past its bound; restart failed.", %error),
+    }
+}
+
+/// `PRAGMA wal_checkpoint(RESTART)`: whether it copied every frame and
+/// the next write starts the WAL over (`false`: the writer or a reader
+/// was busy past the connection's busy timeout).
+pub(crate) fn restart(conn: &Connection) -> Result<bool, rusqlite::Error> {
+    checkpoint(conn, "RESTART")
+}
+
+/// Runs a checkpoint in `mode`; whether it was not blocked (SQLite's
+/// `busy` column is 0).
+fn checkpoint(conn: &Connection, mode: &str) -> Result<bool, rusqlite::Error> {
+    let busy: i64 = conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |row| {
+        row.get(0)
+    })?;
+    Ok(busy == 0)
+}
+
+/// The `-wal` file of the database at `db_path`.
+pub(crate) fn wal_path(db_path: &Path) -> PathBuf {
+    let mut name = db_path.as_os_str().to_owned();
+    name.push("-wal");
+    PathBuf::from(name)
+}
+
+/// The size of the `-wal` file (0 when it is missing or unreadable: no
+/// restart is forced on a guess).
+fn wal_bytes(wal: &Path) -> u64 {
+    std::fs::metadata(wal).map(|m| m.len()).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writes `pages` pages of new rows in one commit.
+    fn grow(conn: &Connection, pages: usize) {
+        conn.execute_batch("BEGIN").unwrap();
+        for _ in 0..pages {
+            conn.execute("INSERT INTO t (b) VALUES (zeroblob(4000))", [])
+                .unwrap();
+        }
+        conn.execute_batch("COMMIT").unwrap();
+    }
+
+    #[test]
+    fn after_a_restart_the_next_commit_cuts_the_wal_to_its_kept_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let writer = super::super::open_connection(&db, Duration::from_secs(1)).unwrap();
+        writer
+            .pragma_update(None, "journal_size_limit", WAL_KEPT_BYTES)
+            .unwrap();
+        writer.execute_batch("CREATE TABLE t (b BLOB)").unwrap();
+        // A reader's snapshot keeps a passive checkpoint from finishing,
+        // as steady ingress does: the WAL grows past the bound.
+        let reader = super::super::open_connection(&db, Duration::from_secs(1)).unwrap();
+        grow(&writer, 100);
+        reader.execute_batch("BEGIN").unwrap();
+        reader
+            .query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0))
+            .unwrap();
+        for _ in 0..50 {
+            grow(&writer, 100);
+        }
+        let wal = wal_path(&db);
+        assert!(wal_bytes(&wal) > WAL_BOUND_BYTES, "{}", wal_bytes(&wal));
+        reader.execute_batch("COMMIT").unwrap();
+
+        let checkpointer = super::super::open_connection(&db, Duration::from_secs(1)).unwrap();
+        assert!(restart(&checkpointer).unwrap());
+        grow(&writer, 1);
+        assert!(
+            wal_bytes(&wal) <= WAL_KEPT_BYTES as u64,
+            "{} bytes of WAL after the restart",
+            wal_bytes(&wal)
+        );
+        assert!(wal_bytes(&wal) > 0, "the kept bytes stay the WAL's");
     }
 }

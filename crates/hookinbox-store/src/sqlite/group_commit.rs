@@ -13,7 +13,9 @@
 //! references bytes that are not durable. After a failed payload write the
 //! log rests for a short, growing pause (`write_backoff`): ops with bodies
 //! are answered `Unavailable` at once, without touching the disk, while
-//! body-less ops (leases, settlements) still commit.
+//! body-less ops (leases, settlements) still commit. The same happens while
+//! the bodies would eat into the disk's last bytes, kept for SQLite
+//! (`disk_reserve`).
 //!
 //! A caller may stop waiting (its commit deadline passed, its client went
 //! away). An op whose caller is gone before its batch starts is skipped:
@@ -29,6 +31,7 @@ use std::time::Instant;
 use rusqlite::{Connection, TransactionBehavior};
 use tokio::sync::oneshot;
 
+use super::disk_reserve::DiskReserve;
 use super::payload_log::PayloadLog;
 use super::stall_point::StallPoint;
 use crate::StoreError;
@@ -166,6 +169,7 @@ pub(crate) fn run(
     queue: Receiver<Box<dyn WriteOp>>,
     limits: BatchLimits,
     queued: &AtomicUsize,
+    mut reserve: DiskReserve,
 ) {
     while let Ok(first) = queue.recv() {
         let mut bytes = first.weight();
@@ -182,7 +186,9 @@ pub(crate) fn run(
         queued.fetch_sub(batch.len(), Ordering::Relaxed);
         skip_abandoned(&mut batch);
         if !payloads.accepts_bodies(Instant::now()) {
-            batch = refuse_ops_with_bodies(batch);
+            batch = refuse_ops_with_bodies(batch, "payload log: resting after a failed write");
+        } else if !room_for_bodies(&mut reserve, &mut payloads, body_bytes(&batch)) {
+            batch = refuse_ops_with_bodies(batch, "disk nearly full: new bodies refused");
         }
         if batch.is_empty() {
             continue;
@@ -218,16 +224,34 @@ fn skip_abandoned(batch: &mut Vec<Box<dyn WriteOp>>) {
     }
 }
 
-/// The payload log is resting after a failed write: ops with bodies are
-/// answered now, the others go on to commit.
-fn refuse_ops_with_bodies(batch: Vec<Box<dyn WriteOp>>) -> Vec<Box<dyn WriteOp>> {
+/// Whether the disk keeps its reserve with `bytes` more of bodies (a
+/// batch without bodies always has room). When it would not, the writer
+/// lets go of its segment: a purge never deletes the segment its own
+/// process's writer appends to, and one another process deletes frees its
+/// space only once nobody holds it open. The next batch with bodies
+/// starts a new one.
+fn room_for_bodies(reserve: &mut DiskReserve, payloads: &mut PayloadLog, bytes: u64) -> bool {
+    if bytes == 0 || reserve.allows(bytes) {
+        return true;
+    }
+    payloads.leave_segment();
+    false
+}
+
+/// Payload bytes the ops of `batch` would write.
+fn body_bytes(batch: &[Box<dyn WriteOp>]) -> u64 {
+    batch.iter().map(|op| op.weight() as u64).sum()
+}
+
+/// The payload log is resting after a failed write, or the bodies would
+/// eat into the disk's reserve (`why`): ops with bodies are answered now,
+/// the others go on to commit.
+fn refuse_ops_with_bodies(batch: Vec<Box<dyn WriteOp>>, why: &str) -> Vec<Box<dyn WriteOp>> {
     let (with_bodies, rest): (Vec<_>, Vec<_>) = batch.into_iter().partition(|op| op.weight() > 0);
     metrics::counter!("hookinbox_payload_log_refused_ops_total")
         .increment(with_bodies.len() as u64);
     for op in with_bodies {
-        op.finish(Err(StoreError::unavailable(
-            "payload log: resting after a failed write",
-        )));
+        op.finish(Err(StoreError::unavailable(why)));
     }
     rest
 }
@@ -270,6 +294,7 @@ fn commit(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn op(weight: usize) -> (Box<dyn WriteOp>, oneshot::Receiver<Result<(), StoreError>>) {
         TxOp::boxed(weight, |_: &Connection, _: &mut PayloadLog| Ok(()))
@@ -291,10 +316,36 @@ mod tests {
     }
 
     #[test]
+    fn under_the_reserve_bodies_are_refused_and_the_segment_is_let_go_of() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("inbox.db");
+        let mut conn = super::super::open_connection(&db, Duration::from_secs(1)).unwrap();
+        super::super::schema::migrate(&mut conn).unwrap();
+        let numbers =
+            super::super::segment_numbers::SegmentNumbers::open(&db, Duration::from_secs(1))
+                .unwrap();
+        let log_dir = super::super::payload_log::directory_for(&db);
+        let mut payloads = PayloadLog::open(&log_dir, numbers).unwrap();
+        payloads.prepare_batch(true, Instant::now()).unwrap();
+        payloads.reserve(&bytes::Bytes::from_static(b"kept"));
+        payloads.flush(Instant::now()).unwrap();
+        let mut full = DiskReserve::new(&log_dir, u64::MAX);
+        assert!(room_for_bodies(&mut full, &mut payloads, 0), "no bodies");
+        assert!(payloads.has_open_segment());
+        assert!(!room_for_bodies(&mut full, &mut payloads, 1));
+        assert!(
+            !payloads.has_open_segment(),
+            "the segment is closed, so a purge here may delete it"
+        );
+        let mut roomy = DiskReserve::new(&log_dir, 0);
+        assert!(room_for_bodies(&mut roomy, &mut payloads, 1));
+    }
+
+    #[test]
     fn while_the_payload_log_rests_only_ops_with_bodies_are_refused() {
         let (with_body, mut refused) = op(10);
         let (without_body, mut waiting) = op(0);
-        let rest = refuse_ops_with_bodies(vec![with_body, without_body]);
+        let rest = refuse_ops_with_bodies(vec![with_body, without_body], "resting");
         assert!(matches!(
             refused.try_recv(),
             Ok(Err(StoreError::Unavailable(_)))

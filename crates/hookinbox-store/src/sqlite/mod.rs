@@ -8,6 +8,7 @@
 mod accept;
 mod backlog;
 mod checkpointer;
+mod disk_reserve;
 mod drift;
 mod fetched;
 mod group_commit;
@@ -17,6 +18,7 @@ mod overview;
 mod payload_log;
 mod private_files;
 mod purge;
+mod purge_room;
 #[cfg(test)]
 mod query_plans;
 mod reader;
@@ -71,6 +73,10 @@ pub struct SqliteOptions {
     pub max_batch_bytes: usize,
     /// How often the background checkpointer runs.
     pub checkpoint_interval: Duration,
+    /// New bodies are refused (503) while writing them would leave fewer
+    /// bytes free on the payload log's filesystem: room kept for SQLite to
+    /// checkpoint and purge (see `disk_reserve`). 0: none kept.
+    pub disk_reserve_bytes: u64,
     /// Seal raw bodies and audit headers at rest under the active key, and
     /// open sealed ones with the key their row names. `None`: new records
     /// are stored plain, as before encryption existed.
@@ -84,6 +90,8 @@ impl SqliteOptions {
     pub const DEFAULT_QUEUE_CAPACITY: usize = 4096;
     /// The default `max_batch_events`; the service's `storage.max_batch_events` too.
     pub const DEFAULT_MAX_BATCH_EVENTS: usize = 512;
+    /// The default `disk_reserve_bytes`; the service's `storage.disk_reserve_bytes` too.
+    pub const DEFAULT_DISK_RESERVE_BYTES: u64 = disk_reserve::RESERVE_BYTES;
 
     pub fn new(path: impl Into<PathBuf>) -> Self {
         SqliteOptions {
@@ -93,6 +101,7 @@ impl SqliteOptions {
             max_batch_events: Self::DEFAULT_MAX_BATCH_EVENTS,
             max_batch_bytes: 16 << 20,
             checkpoint_interval: Duration::from_millis(250),
+            disk_reserve_bytes: Self::DEFAULT_DISK_RESERVE_BYTES,
             keys: None,
         }
     }
@@ -161,6 +170,11 @@ impl SqliteStore {
         // Backstop only: the checkpointer thread does the regular work.
         conn.pragma_update(None, "wal_autocheckpoint", 8192)
             .map_err(|e| open_error(&e))?;
+        // When the WAL starts over, this connection cuts it back to this
+        // size, not to zero: the kept bytes are room to write in on a full
+        // disk (`checkpointer`, `purge_room`).
+        conn.pragma_update(None, "journal_size_limit", checkpointer::WAL_KEPT_BYTES)
+            .map_err(|e| open_error(&e))?;
         // Every op of a group commit runs in its own savepoint, so SQLite
         // copies each page an op changes into a statement journal first.
         // Past 64 KiB that journal spills to a temporary file: a write
@@ -177,11 +191,12 @@ impl SqliteStore {
                 .map_err(|e| open_error(&e))?;
         }
 
+        let payload_dir = payload_log::directory_for(&options.path);
         let numbers = segment_numbers::SegmentNumbers::open(&options.path, options.busy_timeout)
             .map_err(|e| open_error(&e))?;
         let payloads =
-            payload_log::PayloadLog::open(&payload_log::directory_for(&options.path), numbers)
-                .map_err(|e| open_error(&e))?;
+            payload_log::PayloadLog::open(&payload_dir, numbers).map_err(|e| open_error(&e))?;
+        let reserve = disk_reserve::DiskReserve::new(&payload_dir, options.disk_reserve_bytes);
         let reader = Arc::new(SqliteReader::open_with_keys(
             &options.path,
             options.keys.clone(),
@@ -197,7 +212,7 @@ impl SqliteStore {
         // and /proc tell the writer and the checkpointer apart.
         let writer = std::thread::Builder::new()
             .name("sqlite-writer".into())
-            .spawn(move || group_commit::run(conn, payloads, requests, limits, &taken))
+            .spawn(move || group_commit::run(conn, payloads, requests, limits, &taken, reserve))
             .map_err(|e| open_error(&e))?;
         let (stop_checkpointer, stop) = mpsc::channel();
         let path = options.path.clone();
@@ -411,6 +426,9 @@ impl SqliteStore {
         limit: usize,
     ) -> Result<PurgeProgress, StoreError> {
         let rules = *policy;
+        if purge_room::is_low(&payload_log::directory_for(self.reader.path())) {
+            self.free_before_purging().await?;
+        }
         let purged = self
             .write(0, move |conn, _| {
                 Ok(purge::purge(conn, &rules, now_ms, limit, purge::OP_BUDGET)?)
@@ -435,6 +453,21 @@ impl SqliteStore {
             remaining,
             segments_deleted,
         })
+    }
+
+    /// On a nearly full disk, what a purge batch frees before it writes
+    /// (see `purge_room`): segments no row references, then the WAL is
+    /// restarted so the batch writes over its kept bytes.
+    async fn free_before_purging(&self) -> Result<(), StoreError> {
+        let reader = Arc::clone(&self.reader);
+        self.write(0, move |_, payloads| {
+            purge::delete_unreferenced_segments(payloads, &reader)
+        })
+        .await?;
+        let path = self.reader.path().to_owned();
+        tokio::task::spawn_blocking(move || purge_room::restart_wal(&path))
+            .await
+            .map_err(StoreError::unavailable)
     }
 
     /// What [`SqliteStore::purge_batch`] would purge now, rule by rule.

@@ -167,6 +167,13 @@ impl PayloadLog {
         self.segment
     }
 
+    /// Whether a segment file is open for writing (tests: a closed one may
+    /// be deleted by a purge of this process).
+    #[cfg(test)]
+    pub(crate) fn has_open_segment(&self) -> bool {
+        self.file.is_some()
+    }
+
     /// Whether a batch with bodies may be written at `now`: `false` for a
     /// while after a failed write, create or sync. The writer refuses such
     /// batches (503) without calling [`PayloadLog::prepare_batch`].
@@ -317,8 +324,11 @@ impl PayloadLog {
     }
 
     /// Closes the current segment; the next batch with bodies creates a
-    /// new one, under a new number.
-    fn leave_segment(&mut self) {
+    /// new one, under a new number. Also called by the writer when it
+    /// refuses bodies for want of space (`disk_reserve`): a closed segment
+    /// can be deleted by a purge of this process, and its space returns at
+    /// once.
+    pub(crate) fn leave_segment(&mut self) {
         if self.file.take().is_some() {
             self.allocated = false;
             self.durable_len = 0;

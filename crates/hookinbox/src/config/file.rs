@@ -267,6 +267,11 @@ pub struct StorageFile {
     /// whose disk is the server's.
     #[serde(default = "default_min_free_disk_bytes")]
     pub min_free_disk_bytes: u64,
+    /// SQLite: new bodies are refused (503) while writing them would leave
+    /// fewer bytes free, so SQLite keeps room to checkpoint and to purge on
+    /// a full disk. 0 keeps none.
+    #[serde(default = "default_disk_reserve_bytes")]
+    pub disk_reserve_bytes: u64,
 }
 
 /// One GiB: room for the WAL to grow between checkpoints and for a burst
@@ -292,6 +297,9 @@ fn default_queue_capacity() -> usize {
 fn default_max_batch_events() -> usize {
     SqliteOptions::DEFAULT_MAX_BATCH_EVENTS
 }
+fn default_disk_reserve_bytes() -> u64 {
+    SqliteOptions::DEFAULT_DISK_RESERVE_BYTES
+}
 fn default_pool_size() -> usize {
     PostgresOptions::DEFAULT_POOL_SIZE
 }
@@ -313,6 +321,7 @@ impl Default for StorageFile {
             queue_capacity: default_queue_capacity(),
             max_batch_events: default_max_batch_events(),
             min_free_disk_bytes: default_min_free_disk_bytes(),
+            disk_reserve_bytes: default_disk_reserve_bytes(),
         }
     }
 }

@@ -34,6 +34,8 @@ pub struct Storage {
     /// SQLite: `/readyz` fails while the database's filesystem has fewer
     /// bytes free.
     pub min_free_disk_bytes: u64,
+    /// SQLite: bytes kept free for SQLite; new bodies are refused under it.
+    pub disk_reserve_bytes: u64,
 }
 
 /// The database behind `storage.url`.
@@ -144,6 +146,7 @@ impl Storage {
             queue_capacity: non_zero_usize(file.queue_capacity, "storage.queue_capacity")?,
             max_batch_events: non_zero_usize(file.max_batch_events, "storage.max_batch_events")?,
             min_free_disk_bytes: file.min_free_disk_bytes,
+            disk_reserve_bytes: file.disk_reserve_bytes,
         })
     }
 }
