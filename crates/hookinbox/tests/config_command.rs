@@ -224,3 +224,59 @@ fn config_check_notes_that_a_handler_target_needs_an_embedding_program() {
         "{stderr}"
     );
 }
+
+/// The TOML blocks of README.md and docs/ marked as complete files (an
+/// HTML comment `<!-- a complete file … -->` right above the fence) pass
+/// `config check` as written, given the variables they name: a newcomer
+/// who pastes one gets a file that starts.
+#[test]
+fn the_docs_complete_files_pass_config_check() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut pages = vec![root.join("README.md")];
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|ext| ext == "md") {
+            pages.push(path);
+        }
+    }
+    let env = [
+        ("STRIPE_WEBHOOK_SECRET", "whsec_c3RyaXBlLWRldg=="),
+        ("BILLING_WEBHOOK_SECRET", TARGET_SECRET),
+        ("HOOKINBOX_ENCRYPTION_KEY", ENCRYPTION_KEY),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let mut checked = Vec::new();
+    for page in &pages {
+        let markdown = std::fs::read_to_string(page).unwrap();
+        let mut lines = markdown.lines();
+        while let Some(line) = lines.next() {
+            if !line.starts_with("<!-- a complete file") {
+                continue;
+            }
+            assert_eq!(
+                lines.next(),
+                Some("```toml"),
+                "{}: a fence under the marker",
+                page.display()
+            );
+            let block: Vec<&str> = lines.by_ref().take_while(|line| *line != "```").collect();
+            let config = dir.path().join(format!("doc-{}.toml", checked.len()));
+            std::fs::write(&config, block.join("\n")).unwrap();
+            let out = check(&config, false, &env);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{}: a complete file that config check refuses: {}",
+                page.display(),
+                text(&out.stderr)
+            );
+            checked.push(page.display().to_string());
+        }
+    }
+    assert!(
+        checked
+            .iter()
+            .any(|page| page.ends_with("configuration.md")),
+        "docs/configuration.md's short file is marked: {checked:?}"
+    );
+}
