@@ -405,7 +405,8 @@ async fn events_show_summarises_an_event_and_its_deliveries() {
         "\ndeliveries 1\n".to_owned(),
         "  sink  DELIVERED  2 attempts  (delivery ".to_owned(),
     ];
-    expected.extend(["  PENDING  http 500\n", "  DELIVERED\n"].map(str::to_owned));
+    // The failed first attempt says so: it is retried, not pending.
+    expected.extend(["  RETRY  http 500\n", "  DELIVERED\n"].map(str::to_owned));
     let mut rest = text.as_str();
     for part in &expected {
         let at = rest
