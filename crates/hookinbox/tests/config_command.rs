@@ -116,8 +116,52 @@ secret = "{target}"
             assert!(!printed.contains(secret), "{secret} printed:\n{printed}");
         }
         assert!(printed.contains("HOOKINBOX_TEST_LAB_SECRET"), "{printed}");
-        assert!(printed.contains("[redacted]"), "{printed}");
+        // The file's shape names a placeholder variable; the settings' JSON
+        // says the value is redacted.
+        let redacted = if json {
+            "[redacted]"
+        } else {
+            "value_env = \"HOOKINBOX_REDACTED_ENDPOINT_0_SECRET_0_VALUE\""
+        };
+        assert!(printed.contains(redacted), "{printed}");
     }
+
+    // What check prints is itself a file check accepts: with the
+    // placeholders set to the inline values it stood for, the same
+    // settings, printed the same way.
+    let out = check(&config, false, &env);
+    let printed = dir.path().join("printed").join("hookinbox.toml");
+    std::fs::create_dir(printed.parent().unwrap()).unwrap();
+    std::fs::write(&printed, &out.stdout).unwrap();
+    let placeholders = [
+        ("HOOKINBOX_REDACTED_ADMIN_TOKEN", secrets[3]),
+        (
+            "HOOKINBOX_REDACTED_ENDPOINT_0_BASIC_AUTH_PASSWORD",
+            secrets[2],
+        ),
+        ("HOOKINBOX_REDACTED_ENDPOINT_0_SECRET_0_VALUE", secrets[0]),
+        ("HOOKINBOX_REDACTED_ENDPOINT_0_TARGET_0_SECRET", secrets[4]),
+    ];
+    for (name, _) in placeholders {
+        assert!(
+            text(&out.stdout).contains(&format!("#   {name}\n")),
+            "listed: {name}"
+        );
+    }
+    let without = check(&printed, false, &env);
+    assert_eq!(without.status.code(), Some(2), "a placeholder must be set");
+    let env_and_placeholders: Vec<(&str, &str)> = env.iter().copied().chain(placeholders).collect();
+    let again = check(&printed, false, &env_and_placeholders);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    let body = |bytes: &[u8]| text(bytes).split_once("\n\n").unwrap().1.to_owned();
+    assert_eq!(body(&again.stdout), body(&out.stdout));
+    let json = |config: &Path, env: &[(&str, &str)]| -> serde_json::Value {
+        serde_json::from_slice(&check(config, true, env).stdout).unwrap()
+    };
+    assert_eq!(
+        json(&printed, &env_and_placeholders)["delivery"],
+        json(&config, &env)["delivery"]
+    );
     let out = check(&config, true, &env);
     let settings: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let endpoint = &settings["endpoint"][0];
