@@ -161,15 +161,41 @@ pub struct DeliveryView {
 pub struct AttemptView {
     pub attempt: i64,
     pub finished_at_ms: i64,
-    /// DELIVERED, PENDING (will be retried) or DEAD.
+    /// DELIVERED, RETRY (it failed; the delivery will be tried again) or
+    /// DEAD (it failed; no more tries). See [`AttemptView::outcome_shown`].
     pub outcome: String,
     /// Masked, as `DeliveryView::last_error`.
     pub error: Option<String>,
 }
 
+impl AttemptView {
+    /// An attempt's outcome as operators read it, from the stored one.
+    ///
+    /// `delivery_attempt.outcome` holds the status the attempt left its
+    /// delivery in, so a failure to be retried is stored as `PENDING` —
+    /// which read as "not tried yet" next to an error. It is shown as
+    /// `RETRY`; the stored value stays (rows written by every release read
+    /// the same, and nothing is migrated).
+    pub fn outcome_shown(stored: String) -> String {
+        if stored == "PENDING" {
+            "RETRY".to_owned()
+        } else {
+            stored
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_attempt_to_be_retried_is_shown_as_retry() {
+        let shown = |stored: &str| AttemptView::outcome_shown(stored.to_owned());
+        assert_eq!(shown("PENDING"), "RETRY");
+        assert_eq!(shown("DELIVERED"), "DELIVERED");
+        assert_eq!(shown("DEAD"), "DEAD");
+    }
 
     #[test]
     fn a_cursor_reads_back_what_it_writes_and_nothing_else() {

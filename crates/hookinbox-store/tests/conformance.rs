@@ -1010,7 +1010,7 @@ async fn an_event_is_shown_with_its_deliveries_attempts_and_payload(backend: &Ba
         .collect();
     assert_eq!(
         log,
-        vec![(1, "PENDING", Some("http 502")), (2, "DELIVERED", None)]
+        vec![(1, "RETRY", Some("http 502")), (2, "DELIVERED", None)]
     );
 
     let (_, payload) = backend.reads.show_event(&id, true).await.unwrap().unwrap();

@@ -405,7 +405,8 @@ async fn events_show_summarises_an_event_and_its_deliveries() {
         "\ndeliveries 1\n".to_owned(),
         "  sink  DELIVERED  2 attempts  (delivery ".to_owned(),
     ];
-    expected.extend(["  PENDING  http 500\n", "  DELIVERED\n"].map(str::to_owned));
+    // The failed first attempt says so: it is retried, not pending.
+    expected.extend(["  RETRY  http 500\n", "  DELIVERED\n"].map(str::to_owned));
     let mut rest = text.as_str();
     for part in &expected {
         let at = rest
@@ -420,5 +421,95 @@ async fn events_show_summarises_an_event_and_its_deliveries() {
     assert!(
         text.lines().any(|l| l.starts_with("    attempt 2   ")),
         "{text}"
+    );
+}
+
+/// Signs in to the dashboard at `admin` with `token`: the `name=value` of
+/// the session cookie it sets.
+async fn dashboard_sign_in(
+    client: &HttpClient,
+    admin: std::net::SocketAddr,
+    token: &str,
+) -> String {
+    let form = Signed {
+        headers: vec![(
+            "content-type".into(),
+            "application/x-www-form-urlencoded".into(),
+        )],
+        body: format!("token={token}").into(),
+    };
+    let answer = send(client, "POST", &format!("http://{admin}/ui/login"), &form)
+        .await
+        .unwrap();
+    assert_eq!(answer.status, 303);
+    let cookie = answer.headers["set-cookie"].to_str().unwrap();
+    cookie.split(';').next().unwrap().to_owned()
+}
+
+/// Two processes on one host share one file: the second moves its admin
+/// listener with `--admin-listen` (as its public one with `--listen`), and
+/// signing in to one dashboard does not sign the other out — a browser
+/// sends both cookies to both ports, and each finds its own.
+#[tokio::test]
+async fn two_processes_on_one_host_share_a_config_and_keep_their_sign_ins() {
+    const TOKEN: &str = "two-processes-token-0001";
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let file_port = taken.local_addr().unwrap().port();
+    drop(taken);
+    let admin = format!("[admin]\nlisten = \"127.0.0.1:{file_port}\"\ntoken = \"{TOKEN}\"\n");
+    let first = Server::start(dir.path(), &config(&db, &admin));
+    let second_dir = tempfile::tempdir().unwrap();
+    let second = Server::start_with_args(
+        second_dir.path(),
+        &first.config_path,
+        &["--admin-listen", "127.0.0.1:0"],
+    );
+    let first_admin = first.admin_address().await;
+    let second_admin = second.admin_address().await;
+    assert_eq!(first_admin.port(), file_port);
+    assert_ne!(second_admin.port(), file_port);
+
+    let client = client();
+    let first_cookie = dashboard_sign_in(&client, first_admin, TOKEN).await;
+    let second_cookie = dashboard_sign_in(&client, second_admin, TOKEN).await;
+    assert!(
+        first_cookie.starts_with(&format!("hookinbox_session_{file_port}=")),
+        "{first_cookie}"
+    );
+    let both = Signed {
+        headers: vec![("cookie".into(), format!("{first_cookie}; {second_cookie}"))],
+        body: Default::default(),
+    };
+    for admin in [first_admin, second_admin] {
+        let page = send(&client, "GET", &format!("http://{admin}/ui"), &both)
+            .await
+            .unwrap();
+        assert_eq!(page.status, 200, "{admin}: still signed in");
+    }
+}
+
+/// `--admin-listen` off loopback follows the file's rule: a token, or no start.
+#[test]
+fn admin_listen_off_loopback_needs_a_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let config_path = dir.path().join("hookinbox.toml");
+    let admin = "[admin]\nlisten = \"127.0.0.1:0\"\n";
+    std::fs::write(&config_path, config(&dir.path().join("inbox.db"), admin)).unwrap();
+    let out = hookinbox(&[
+        "serve",
+        "--config",
+        config_path.to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+        "--admin-listen",
+        "0.0.0.0:0",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("admin.token: --admin-listen 0.0.0.0:0 is reachable from other machines"),
+        "{stderr}"
     );
 }

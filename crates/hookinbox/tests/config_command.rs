@@ -116,8 +116,52 @@ secret = "{target}"
             assert!(!printed.contains(secret), "{secret} printed:\n{printed}");
         }
         assert!(printed.contains("HOOKINBOX_TEST_LAB_SECRET"), "{printed}");
-        assert!(printed.contains("[redacted]"), "{printed}");
+        // The file's shape names a placeholder variable; the settings' JSON
+        // says the value is redacted.
+        let redacted = if json {
+            "[redacted]"
+        } else {
+            "value_env = \"HOOKINBOX_REDACTED_ENDPOINT_0_SECRET_0_VALUE\""
+        };
+        assert!(printed.contains(redacted), "{printed}");
     }
+
+    // What check prints is itself a file check accepts: with the
+    // placeholders set to the inline values it stood for, the same
+    // settings, printed the same way.
+    let out = check(&config, false, &env);
+    let printed = dir.path().join("printed").join("hookinbox.toml");
+    std::fs::create_dir(printed.parent().unwrap()).unwrap();
+    std::fs::write(&printed, &out.stdout).unwrap();
+    let placeholders = [
+        ("HOOKINBOX_REDACTED_ADMIN_TOKEN", secrets[3]),
+        (
+            "HOOKINBOX_REDACTED_ENDPOINT_0_BASIC_AUTH_PASSWORD",
+            secrets[2],
+        ),
+        ("HOOKINBOX_REDACTED_ENDPOINT_0_SECRET_0_VALUE", secrets[0]),
+        ("HOOKINBOX_REDACTED_ENDPOINT_0_TARGET_0_SECRET", secrets[4]),
+    ];
+    for (name, _) in placeholders {
+        assert!(
+            text(&out.stdout).contains(&format!("#   {name}\n")),
+            "listed: {name}"
+        );
+    }
+    let without = check(&printed, false, &env);
+    assert_eq!(without.status.code(), Some(2), "a placeholder must be set");
+    let env_and_placeholders: Vec<(&str, &str)> = env.iter().copied().chain(placeholders).collect();
+    let again = check(&printed, false, &env_and_placeholders);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    let body = |bytes: &[u8]| text(bytes).split_once("\n\n").unwrap().1.to_owned();
+    assert_eq!(body(&again.stdout), body(&out.stdout));
+    let json = |config: &Path, env: &[(&str, &str)]| -> serde_json::Value {
+        serde_json::from_slice(&check(config, true, env).stdout).unwrap()
+    };
+    assert_eq!(
+        json(&printed, &env_and_placeholders)["delivery"],
+        json(&config, &env)["delivery"]
+    );
     let out = check(&config, true, &env);
     let settings: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let endpoint = &settings["endpoint"][0];
@@ -222,5 +266,61 @@ fn config_check_notes_that_a_handler_target_needs_an_embedding_program() {
     assert!(
         stderr.contains("target `ledger` is a handler target"),
         "{stderr}"
+    );
+}
+
+/// The TOML blocks of README.md and docs/ marked as complete files (an
+/// HTML comment `<!-- a complete file … -->` right above the fence) pass
+/// `config check` as written, given the variables they name: a newcomer
+/// who pastes one gets a file that starts.
+#[test]
+fn the_docs_complete_files_pass_config_check() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut pages = vec![root.join("README.md")];
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|ext| ext == "md") {
+            pages.push(path);
+        }
+    }
+    let env = [
+        ("STRIPE_WEBHOOK_SECRET", "whsec_c3RyaXBlLWRldg=="),
+        ("BILLING_WEBHOOK_SECRET", TARGET_SECRET),
+        ("HOOKINBOX_ENCRYPTION_KEY", ENCRYPTION_KEY),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let mut checked = Vec::new();
+    for page in &pages {
+        let markdown = std::fs::read_to_string(page).unwrap();
+        let mut lines = markdown.lines();
+        while let Some(line) = lines.next() {
+            if !line.starts_with("<!-- a complete file") {
+                continue;
+            }
+            assert_eq!(
+                lines.next(),
+                Some("```toml"),
+                "{}: a fence under the marker",
+                page.display()
+            );
+            let block: Vec<&str> = lines.by_ref().take_while(|line| *line != "```").collect();
+            let config = dir.path().join(format!("doc-{}.toml", checked.len()));
+            std::fs::write(&config, block.join("\n")).unwrap();
+            let out = check(&config, false, &env);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{}: a complete file that config check refuses: {}",
+                page.display(),
+                text(&out.stderr)
+            );
+            checked.push(page.display().to_string());
+        }
+    }
+    assert!(
+        checked
+            .iter()
+            .any(|page| page.ends_with("configuration.md")),
+        "docs/configuration.md's short file is marked: {checked:?}"
     );
 }

@@ -126,8 +126,8 @@ async fn target_down_for_a_while_then_up_gets_every_event(backend: Backend) {
             delivery
                 .attempt_log
                 .iter()
-                .all(|attempt| attempt.outcome == "PENDING"
-                    && attempt.error.as_deref() == Some("connect error")),
+                .all(|attempt| attempt.outcome == "RETRY"
+                    && attempt.error.as_deref() == Some("connect error: connection refused")),
             "{delivery:?}"
         );
     }
@@ -272,7 +272,7 @@ async fn retry_after_is_respected(backend: Backend) {
     let [first, second] = &log[0].attempt_log[..] else {
         panic!("two attempts: {log:?}")
     };
-    assert_eq!(first.outcome, "PENDING");
+    assert_eq!(first.outcome, "RETRY");
     assert!(first.error.as_deref().unwrap_or_default().contains("429"));
     let logs = server.logs();
     let scheduled = logs

@@ -305,8 +305,13 @@ fn migrate_creates_the_schema_and_the_password_is_never_printed() {
         "{}",
         String::from_utf8_lossy(&migrated.stderr)
     );
-    // Twice is fine: the schema is already there.
-    assert!(hookinbox(&["migrate"], &config_path).status.success());
+    // Twice is fine: the schema is already there, and nothing says so —
+    // no `NOTICE: relation "schema_migrations" already exists` on every
+    // command.
+    let again = hookinbox(&["migrate"], &config_path);
+    assert!(again.status.success());
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(!stderr.contains("NOTICE"), "{stderr}");
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let tables = runtime.block_on(schema.count(
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() \
@@ -314,6 +319,8 @@ fn migrate_creates_the_schema_and_the_password_is_never_printed() {
     ));
     assert_eq!(tables, 5);
     let stats = hookinbox(&["stats", "--json"], &config_path);
+    let stderr = String::from_utf8_lossy(&stats.stderr);
+    assert!(!stderr.contains("NOTICE"), "{stderr}");
     let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
     assert_eq!(stats["total"], 0);
 
@@ -397,6 +404,52 @@ fn an_unreachable_database_stops_start_up_with_one_line_and_no_password() {
     );
     assert!(!stderr.contains(secret), "{stderr}");
     assert!(out.stdout.is_empty(), "nothing announced");
+}
+
+/// A database that was never created stops start-up with a line that
+/// names it and the command that creates it, not the driver's "db error";
+/// the URL's password appears nowhere.
+#[test]
+fn a_missing_database_is_named_with_the_command_that_creates_it() {
+    let secret = "pw-missing-database";
+    let database = format!(
+        "hbx_missing_{}",
+        &uuid::Uuid::now_v7().simple().to_string()[16..]
+    );
+    let server = postgres_url();
+    let (server, _) = server.rsplit_once('/').expect("a URL ending in /DATABASE");
+    let url = format!("{server}/{database}").replacen(
+        "postgres://postgres@",
+        &format!("postgres://postgres:{secret}@"),
+        1,
+    );
+    assert!(url.contains(secret), "the test URL has the user@ form");
+    let dir = tempfile::tempdir().unwrap();
+    let config_path = dir.path().join("hookinbox.toml");
+    std::fs::write(
+        &config_path,
+        TestConfig::new(Path::new("unused.db"))
+            .storage_url(&url)
+            .to_string(),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hookinbox"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(&config_path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("database \"{database}\" does not exist")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("create it with `createdb -h ")
+            && stderr.contains(&format!("-O postgres {database}`")),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(secret), "{stderr}");
 }
 
 /// With a key, PostgreSQL holds neither the body nor the audit headers in

@@ -22,6 +22,7 @@ mod first_column;
 mod handler;
 mod key_facts;
 mod listen;
+mod missing_database;
 mod outbox;
 mod overview;
 mod pool;
@@ -90,11 +91,15 @@ async fn migrate_with(pool: &Pool, options: &PostgresOptions) -> Result<(), Stor
         schema::migrate(&mut client, schema).await
     };
     migrated.await.map_err(|error| {
-        StoreError::open(format!(
-            "{} (schema {}): {error}",
-            options.url,
-            schema.unwrap_or("default")
-        ))
+        let config = options.url.driver_config();
+        match missing_database::explain(&error, &config) {
+            Some(message) => StoreError::open(message),
+            None => StoreError::open(format!(
+                "{} (schema {}): {error}",
+                options.url,
+                schema.unwrap_or("default")
+            )),
+        }
     })
 }
 

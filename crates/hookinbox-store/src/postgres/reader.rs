@@ -212,7 +212,7 @@ impl PostgresReader {
                 AttemptView {
                     attempt: row.try_get(1)?,
                     finished_at_ms: row.try_get(2)?,
-                    outcome: row.try_get(3)?,
+                    outcome: AttemptView::outcome_shown(row.try_get(3)?),
                     error: row.try_get(4)?,
                 },
             ));

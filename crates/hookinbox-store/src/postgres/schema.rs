@@ -203,6 +203,11 @@ pub(crate) async fn migrate(client: &mut Client, schema: Option<&str>) -> Result
     let key = lock_key(schema.unwrap_or(""), LockPurpose::Migrate, &[]);
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&key])
         .await?;
+    // `IF NOT EXISTS` on what exists answers with a NOTICE, which the driver
+    // logs on every start and every command ("relation … already exists,
+    // skipping"): noise, so notices are off for this transaction only.
+    tx.batch_execute("SET LOCAL client_min_messages = warning")
+        .await?;
     if let Some(schema) = schema {
         // Checked by `PostgresOptions::checked_schema`: safe to splice.
         tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))

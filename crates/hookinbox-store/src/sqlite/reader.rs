@@ -363,7 +363,7 @@ impl SqliteReader {
                         Ok(AttemptView {
                             attempt: row.get(0)?,
                             finished_at_ms: row.get(1)?,
-                            outcome: row.get(2)?,
+                            outcome: AttemptView::outcome_shown(row.get(2)?),
                             error: row.get(3)?,
                         })
                     })?

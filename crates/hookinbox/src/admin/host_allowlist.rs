@@ -35,6 +35,11 @@ impl HostAllowlist {
         HostAllowlist { port, listed }
     }
 
+    /// The listener's port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     /// The same list for a listener bound to `port` (port 0 is resolved
     /// only once the listener is bound).
     pub fn at_port(self, port: u16) -> HostAllowlist {

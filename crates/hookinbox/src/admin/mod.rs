@@ -130,7 +130,7 @@ pub fn router(
             api::router(operator.clone()).merge(dashboard::router(dashboard::Dashboard {
                 operator,
                 token: admin.token.clone(),
-                sessions: Default::default(),
+                sessions: Arc::new(dashboard::session::Sessions::for_port(admin.hosts.port())),
             }))
         }
         None => Router::new(),

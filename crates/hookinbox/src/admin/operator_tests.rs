@@ -233,6 +233,9 @@ impl Admin {
         for attribute in ["HttpOnly", "SameSite=Strict", "Path=/"] {
             assert!(cookie.contains(attribute), "{cookie}");
         }
+        // Named for the listener's port, so another instance on this host
+        // (another port) keeps its own.
+        assert!(cookie.starts_with("hookinbox_session_9090="), "{cookie}");
         let cookie = cookie.split(';').next().unwrap().to_owned();
         let page = self.send(Sent::get("/ui").header("cookie", &cookie)).await;
         assert_eq!(page.status, 200);

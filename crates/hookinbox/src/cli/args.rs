@@ -42,6 +42,11 @@ pub enum Command {
         /// address is printed on stdout).
         #[arg(long)]
         listen: Option<std::net::SocketAddr>,
+        /// Overrides `admin.listen`, so two processes on one host can share
+        /// a file (port 0 picks a free port; the bound address is logged).
+        /// Needs an `[admin]` table; off loopback, its token.
+        #[arg(long, value_name = "ADDR")]
+        admin_listen: Option<std::net::SocketAddr>,
         /// Run ingress only; deliveries are left to `hookinbox work`.
         #[arg(long)]
         no_workers: bool,

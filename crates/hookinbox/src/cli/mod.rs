@@ -50,9 +50,18 @@ fn run_command(command: Command, handlers: HandlerRegistry) -> anyhow::Result<bo
         Command::Serve {
             config,
             listen,
+            admin_listen,
             no_workers,
         } => runtime()?
-            .block_on(commands::serve::run(&config, listen, !no_workers, handlers))
+            .block_on(commands::serve::run(
+                &config,
+                commands::serve::Addresses {
+                    listen,
+                    admin_listen,
+                },
+                !no_workers,
+                handlers,
+            ))
             .map(|()| true),
         Command::Work { config } => runtime()?
             .block_on(commands::work::run(&config, handlers))

@@ -20,8 +20,10 @@ pub(crate) fn run(command: ConfigCommand) -> anyhow::Result<()> {
 /// Checks a configuration as `serve` would before it opens the database or
 /// a socket — the file, then every secret, key, certificate and CA file, and
 /// the encryption keys (a development key file `serve` would create may be missing) —
-/// and prints the settings it resolves to. Secrets are printed as their
-/// sources only: the settings hold nothing else.
+/// and prints the settings it resolves to: as a file in the config's own
+/// shape that `config check` accepts again (see `config::printable`), or
+/// with `--json` as the checked settings. Secrets are printed as their
+/// sources only; an inline one as a placeholder variable.
 fn check(path: &Path, json: bool) -> anyhow::Result<()> {
     let settings = config::load(path)?;
     Components::build(&settings)?;
@@ -43,12 +45,24 @@ fn check(path: &Path, json: bool) -> anyhow::Result<()> {
         let text = serde_json::to_string_pretty(&settings).context("printing the settings")?;
         return print(&format!("{text}\n"));
     }
-    let text = toml::to_string(&settings).context("printing the settings")?;
-    print(&format!(
-        "# {} is valid. The settings it resolves to (defaults filled in, paths\n\
-         # resolved, secrets as their sources):\n\n{text}",
+    // Read again for its shape: what is printed is a file check accepts.
+    let text = std::fs::read_to_string(path).context("reading the configuration again")?;
+    let (text, placeholders) = config::printable(&text, &config::base_dir(path))?;
+    let mut header = format!(
+        "# {} is valid. The settings it resolves to, as a file `config check` accepts\n\
+         # (defaults filled in, paths absolute, secrets as their sources).\n",
         path.display()
-    ))
+    );
+    if !placeholders.is_empty() {
+        header.push_str(
+            "# Inline secrets are not printed: each is read from a placeholder variable\n\
+             # instead. Set these (or put the values back) to use this file:\n",
+        );
+        for name in &placeholders {
+            header.push_str(&format!("#   {name}\n"));
+        }
+    }
+    print(&format!("{header}\n{text}"))
 }
 
 fn print(text: &str) -> anyhow::Result<()> {

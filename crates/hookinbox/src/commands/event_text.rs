@@ -172,7 +172,7 @@ mod tests {
                 AttemptView {
                     attempt: 1,
                     finished_at_ms: RECEIVED_MS + 1_000,
-                    outcome: "PENDING".into(),
+                    outcome: "RETRY".into(),
                     error: Some("http 500".into()),
                 },
                 AttemptView {
@@ -217,7 +217,7 @@ secret     version 2026-05
 deliveries 2
   ledger  DEAD  2 attempts  (delivery 12, generation 1)
     last error  http 500 (gave up after 2 attempts)
-    attempt 1   Mon, 01 Dec 2025 03:22:10 GMT  PENDING  http 500
+    attempt 1   Mon, 01 Dec 2025 03:22:10 GMT  RETRY  http 500
     attempt 2   Mon, 01 Dec 2025 03:22:12 GMT  DEAD  http 500 (gave up after 2 attempts)
   audit  DELIVERED  1 attempt  (delivery 13, generation 1)
     delivered   Mon, 01 Dec 2025 03:22:09 GMT

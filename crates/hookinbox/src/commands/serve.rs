@@ -6,17 +6,28 @@ use std::path::Path;
 
 use crate::{config, shutdown_signal, HandlerRegistry, Service};
 
-/// `listen` overrides `server.listen`; the bound address is printed on
-/// stdout for scripts that start it on port 0.
+/// The listeners' addresses given on the command line, over the file's.
+pub(crate) struct Addresses {
+    /// `--listen`: overrides `server.listen`; the bound address is printed
+    /// on stdout for scripts that start it on port 0.
+    pub listen: Option<SocketAddr>,
+    /// `--admin-listen`: overrides `admin.listen`, so two processes on one
+    /// host can share one file.
+    pub admin_listen: Option<SocketAddr>,
+}
+
 pub(crate) async fn run(
     config_path: &Path,
-    listen: Option<SocketAddr>,
+    addresses: Addresses,
     workers: bool,
     handlers: HandlerRegistry,
 ) -> anyhow::Result<()> {
     let mut settings = config::load(config_path)?;
-    if let Some(listen) = listen {
+    if let Some(listen) = addresses.listen {
         settings.server.listen = listen;
+    }
+    if let Some(listen) = addresses.admin_listen {
+        settings.admin = Some(config::Admin::listening_on(settings.admin, listen)?);
     }
     Service::from_settings(settings)
         .config_file(config_path)

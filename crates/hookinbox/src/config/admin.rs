@@ -42,18 +42,7 @@ impl Admin {
             "admin",
             base_dir,
         )?;
-        // Anyone who can reach the port could read the metrics and, later,
-        // replay events.
-        if token.is_none() && !file.listen.ip().is_loopback() {
-            return Err(ConfigError::invalid(
-                "admin.token",
-                format!(
-                    "admin.listen {} is reachable from other machines (not a loopback \
-                     address), so a token is required: set `token_env` (or `token_file`, `token`)",
-                    file.listen
-                ),
-            ));
-        }
+        token_required(file.listen, token.as_ref(), "admin.listen")?;
         for (index, host) in file.allowed_hosts.iter().enumerate() {
             let valid = !host.is_empty()
                 && host
@@ -74,4 +63,37 @@ impl Admin {
             max_connections: non_zero_usize(file.max_connections, "admin.max_connections")?,
         })
     }
+
+    /// `admin` listening on `listen` instead (`serve --admin-listen`), under
+    /// the same rule as the file's address: off loopback, a token.
+    pub fn listening_on(admin: Option<Admin>, listen: SocketAddr) -> Result<Admin, ConfigError> {
+        let Some(admin) = admin else {
+            return Err(ConfigError::invalid(
+                "--admin-listen",
+                "the configuration has no [admin] table to override: add one (`listen` and, \
+                 off loopback, a token)",
+            ));
+        };
+        token_required(listen, admin.token.as_ref(), "--admin-listen")?;
+        Ok(Admin { listen, ..admin })
+    }
+}
+
+/// Anyone who can reach the port could read the metrics and replay
+/// events, so an address off loopback needs a token.
+fn token_required(
+    listen: SocketAddr,
+    token: Option<&SecretSource>,
+    field: &str,
+) -> Result<(), ConfigError> {
+    if token.is_none() && !listen.ip().is_loopback() {
+        return Err(ConfigError::invalid(
+            "admin.token",
+            format!(
+                "{field} {listen} is reachable from other machines (not a loopback \
+                 address), so a token is required: set `token_env` (or `token_file`, `token`)"
+            ),
+        ));
+    }
+    Ok(())
 }

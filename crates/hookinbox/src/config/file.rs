@@ -9,6 +9,9 @@
 //!
 //! An inline secret is parsed straight into a [`SecretString`], so every
 //! struct here may derive `Debug`: it prints `[REDACTED]` for the value.
+//! They derive `Serialize` for `config check`, which prints the file back
+//! (`super::printable`): inline secrets are `skip_serializing`, and
+//! `storage.url` is written without a password.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -19,7 +22,7 @@ use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
 /// The whole configuration file.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigFile {
     /// The public listener: serves `/hooks/*` and `/healthz`.
@@ -52,7 +55,7 @@ pub struct ConfigFile {
 }
 
 /// `[server]`: the public listener and its limits.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerFile {
     /// Address of the public listener; `serve --listen` overrides it.
@@ -194,7 +197,7 @@ impl Default for ServerFile {
 
 /// `[server.tls]`: the certificate the public listener presents. Reloaded
 /// on SIGHUP; new handshakes use the new files, open connections keep theirs.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TlsFile {
     /// PEM file of the certificate chain, leaf first (relative to the config file).
@@ -212,7 +215,7 @@ fn default_handshake_timeout() -> Duration {
 }
 
 /// A token bucket: `{ per_second = 20, burst = 200 }`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RateLimitFile {
     /// Sustained requests per second.
@@ -222,13 +225,16 @@ pub struct RateLimitFile {
 }
 
 /// `[storage]`: where events are stored.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct StorageFile {
     /// `sqlite://PATH` (created if missing; relative to this file's
     /// directory) or `postgres://USER@HOST:PORT/DB` (`?sslmode=…`).
     // A secret until parsed: a PostgreSQL URL may carry the password.
-    #[serde(default = "default_storage_url")]
+    #[serde(
+        default = "default_storage_url",
+        serialize_with = "super::printable::url_without_password"
+    )]
     pub url: SecretString,
     /// PostgreSQL: the name of an environment variable holding the
     /// password, when it is not in the URL.
@@ -327,7 +333,7 @@ impl Default for StorageFile {
 }
 
 /// `[delivery]`: how workers lease and poll, for all targets.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeliveryFile {
     /// How long a worker holds a leased delivery before another may take
@@ -366,7 +372,7 @@ impl Default for DeliveryFile {
 
 /// `[encryption]`: the key ring that seals raw bodies and audit headers at
 /// rest.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EncryptionFile {
     /// The id of the key new records are sealed with; may be left out when
@@ -381,13 +387,17 @@ pub struct EncryptionFile {
 }
 
 /// `[[encryption.key]]`: one key of the ring, 32 bytes in base64.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EncryptionKeyFile {
     /// The key's id, stored with every record it seals (1–64 visible ASCII characters).
     pub id: String,
     /// The key itself (development only: prefer `value_env` or `value_file`).
-    #[serde(default, deserialize_with = "super::inline_secret::deserialize")]
+    #[serde(
+        default,
+        deserialize_with = "super::inline_secret::deserialize",
+        skip_serializing
+    )]
     pub value: Option<SecretString>,
     /// The name of an environment variable holding the key.
     pub value_env: Option<String>,
@@ -401,7 +411,7 @@ pub struct EncryptionKeyFile {
 
 /// `[retention]`: how long each kind of data is kept; every rule is off
 /// (kept for ever) unless set.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RetentionFile {
     /// Bodies and audit headers of events older than this are dropped; the
@@ -443,7 +453,7 @@ impl Default for RetentionFile {
 }
 
 /// `[metrics]`: the gauges `serve` reads from the database for `/metrics`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct MetricsFile {
     /// How often the backlog is read: the oldest unprocessed event per
@@ -476,7 +486,7 @@ impl Default for MetricsFile {
 
 /// `[reconcile]`: what `serve` repairs in the background, and how
 /// `hookinbox reconcile` looks.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReconcileFile {
     /// Whether `serve` reconciles every `interval` (repairing what is safe).
@@ -520,12 +530,16 @@ impl Default for ReconcileFile {
 
 /// `[endpoint.reconcile]`: the provider's event list, for a `stripe`
 /// endpoint (`GET /v1/events`).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EndpointReconcileFile {
     /// The API key (a restricted key that may read events), inline
     /// (development only: prefer `api_key_env` or `api_key_file`).
-    #[serde(default, deserialize_with = "super::inline_secret::deserialize")]
+    #[serde(
+        default,
+        deserialize_with = "super::inline_secret::deserialize",
+        skip_serializing
+    )]
     pub api_key: Option<SecretString>,
     /// The API key from an environment variable.
     pub api_key_env: Option<String>,
@@ -562,14 +576,18 @@ fn default_api_timeout() -> Duration {
 }
 
 /// `[admin]`: metrics and readiness, kept off the public port.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct AdminFile {
     /// Address of the admin listener; keep it on loopback or a private network.
     pub listen: SocketAddr,
     /// The bearer token every admin request needs, inline (prefer `token_env`
     /// or `token_file`). Required when `listen` is not a loopback address.
-    #[serde(default, deserialize_with = "super::inline_secret::deserialize")]
+    #[serde(
+        default,
+        deserialize_with = "super::inline_secret::deserialize",
+        skip_serializing
+    )]
     pub token: Option<SecretString>,
     /// The bearer token from an environment variable.
     pub token_env: Option<String>,
@@ -601,7 +619,7 @@ fn default_admin_max_connections() -> usize {
 }
 
 /// `[[endpoint]]`: one webhook endpoint, a provider scheme and its key ring.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EndpointFile {
     /// The path segment: the endpoint is served at `/hooks/{id}`.
@@ -660,13 +678,17 @@ fn default_content_types() -> Vec<String> {
 }
 
 /// `[[endpoint.secret]]`: one version of an endpoint's key ring.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SecretFile {
     /// The operator's name for this version; recorded with every event it verifies.
     pub version: String,
     /// The secret itself (development only: prefer `value_env` or `value_file`).
-    #[serde(default, deserialize_with = "super::inline_secret::deserialize")]
+    #[serde(
+        default,
+        deserialize_with = "super::inline_secret::deserialize",
+        skip_serializing
+    )]
     pub value: Option<SecretString>,
     /// The name of an environment variable holding the secret.
     pub value_env: Option<String>,
@@ -679,13 +701,17 @@ pub struct SecretFile {
 }
 
 /// `basic_auth = { username = "…", password_env = "…" }` on an endpoint.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct BasicAuthFile {
     /// The user name the provider sends (no `:`).
     pub username: String,
     /// The password itself (development only: prefer `password_env` or `password_file`).
-    #[serde(default, deserialize_with = "super::inline_secret::deserialize")]
+    #[serde(
+        default,
+        deserialize_with = "super::inline_secret::deserialize",
+        skip_serializing
+    )]
     pub password: Option<SecretString>,
     /// The name of an environment variable holding the password.
     pub password_env: Option<String>,
@@ -766,7 +792,7 @@ pub enum SignatureEncodingName {
 }
 
 /// `[[endpoint.target]]`: where an endpoint's accepted events are delivered.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TargetFile {
     /// Unique within the endpoint; recorded on every delivery row.
@@ -782,7 +808,11 @@ pub struct TargetFile {
     pub url: Option<String>,
     /// `http`: the Standard Webhooks secret (`whsec_…`) the internal app
     /// verifies with, inline (prefer `secret_env` or `secret_file`).
-    #[serde(default, deserialize_with = "super::inline_secret::deserialize")]
+    #[serde(
+        default,
+        deserialize_with = "super::inline_secret::deserialize",
+        skip_serializing
+    )]
     pub secret: Option<SecretString>,
     /// `http`: the secret from an environment variable.
     pub secret_env: Option<String>,
@@ -821,7 +851,7 @@ pub struct TargetFile {
 }
 
 /// `target.kind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TargetKindName {
     Http,

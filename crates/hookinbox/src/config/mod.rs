@@ -25,6 +25,7 @@ mod file;
 mod inline_secret;
 mod metrics;
 mod nats_subject;
+mod printable;
 mod reconcile;
 mod renamed_fields;
 mod retention;
@@ -49,6 +50,7 @@ pub use endpoint::{BasicAuth, Endpoint, ObjectOrdering, SecretVersion};
 pub use error::ConfigError;
 pub use metrics::Metrics;
 pub use nats_subject::SubjectTemplate;
+pub use printable::printable;
 pub use reconcile::{EndpointReconcile, Reconcile};
 pub use retention::Retention;
 pub use secret_source::SecretSource;
@@ -69,19 +71,23 @@ pub fn load(path: &Path) -> Result<Settings, ConfigError> {
         path: path.to_owned(),
         error,
     })?;
-    let base_dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    // Absolute, so logs and `config check` say where files really are.
-    let base_dir = std::path::absolute(base_dir).unwrap_or_else(|_| base_dir.to_owned());
-    parse(&text, &base_dir).map_err(|error| match error {
+    parse(&text, &base_dir(path)).map_err(|error| match error {
         ConfigError::Parse { message, .. } => ConfigError::Parse {
             path: path.to_owned(),
             message,
         },
         other => other,
     })
+}
+
+/// The directory relative paths in the file at `path` are taken from:
+/// absolute, so logs and `config check` say where files really are.
+pub fn base_dir(path: &Path) -> PathBuf {
+    let base_dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::path::absolute(base_dir).unwrap_or_else(|_| base_dir.to_owned())
 }
 
 /// Parses and checks configuration text. Parse errors give the line and the

@@ -180,13 +180,17 @@ fn the_example_shows_the_defaults() {
 }
 
 /// The development config at the repository's root starts as it is, and
-/// its commented-out target, once uncommented, belongs to the `lab`
-/// endpoint the comment promises (TOML binds it to the last `[[endpoint]]`).
+/// with its commented-out settings uncommented as a whole (what a newcomer
+/// does with the target block) it still passes every check, and the target
+/// belongs to the `lab` endpoint the comment promises (TOML binds it to the
+/// last `[[endpoint]]`).
 #[test]
 fn the_development_config_parses_and_its_target_sits_under_lab() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../hookinbox.example.toml");
     let text = std::fs::read_to_string(path).expect("hookinbox.example.toml");
     parse(&text, Path::new("/etc/hookinbox")).expect("hookinbox.example.toml is valid");
+    parse(&uncomment(&text), Path::new("/etc/hookinbox"))
+        .unwrap_or_else(|e| panic!("hookinbox.example.toml, uncommented: {e}"));
     let uncommented: ConfigFile = toml::from_str(&uncomment(&text)).unwrap();
     let with_targets: Vec<&str> = uncommented
         .endpoint

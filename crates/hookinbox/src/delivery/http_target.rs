@@ -137,7 +137,7 @@ impl HttpTarget {
             Ok(Err(error)) => AttemptOutcome::Transient {
                 error: match tls::describe_failure(&error) {
                     Some(tls_failure) => tls_failure.into(),
-                    None if error.is_connect() => "connect error".into(),
+                    None if error.is_connect() => super::connect_failure::describe(&error).into(),
                     None => "connection error".into(),
                 },
                 retry_after_ms: None,

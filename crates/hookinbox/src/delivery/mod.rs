@@ -2,6 +2,7 @@
 //! them to the user's targets, with retries, dead letters and per-object
 //! ordering. Ingress never calls a target.
 
+pub mod connect_failure;
 pub mod destination;
 pub mod handler_target;
 pub mod http_target;

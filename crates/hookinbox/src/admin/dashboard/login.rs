@@ -11,7 +11,7 @@ use maud::html;
 use serde::Deserialize;
 
 use super::layout::{self, Section};
-use super::session::{self, COOKIE, LIFETIME};
+use super::session::LIFETIME;
 use super::{render, Dashboard, PageError, Visitor};
 
 /// The sign-in form's fields.
@@ -79,7 +79,8 @@ pub async fn sign_in(State(dashboard): State<Dashboard>, Form(form): Form<SignIn
             .into_response();
     };
     let cookie = format!(
-        "{COOKIE}={id}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}",
+        "{}={id}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}",
+        dashboard.sessions.cookie(),
         LIFETIME.as_secs()
     );
     ([(header::SET_COOKIE, cookie)], Redirect::to(super::PREFIX)).into_response()
@@ -98,10 +99,13 @@ pub async fn logout(
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|value| value.to_str().ok())
-        .find_map(session::cookie_value);
+        .find_map(|header| dashboard.sessions.cookie_value(header));
     if let Some(id) = id {
         dashboard.sessions.end(id);
     }
-    let cleared = format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+    let cleared = format!(
+        "{}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0",
+        dashboard.sessions.cookie()
+    );
     Ok(([(header::SET_COOKIE, cleared)], Redirect::to("/ui/login")).into_response())
 }

@@ -140,7 +140,7 @@ async fn sign_in_required(
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|value| value.to_str().ok())
-        .find_map(session::cookie_value)
+        .find_map(|header| dashboard.sessions.cookie_value(header))
         .and_then(|id| dashboard.sessions.get(id));
     let visitor = match (session, bearer) {
         (Some(session), _) => Visitor::Session(session),

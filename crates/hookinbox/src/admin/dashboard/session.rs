@@ -4,6 +4,11 @@
 //! token its forms carry. Sessions live in this process's memory: a
 //! restart signs everyone out, and logout ends one for good (a signed
 //! cookie would stay valid until it expired).
+//!
+//! Browsers keep cookies per host, not per port, so two instances on one
+//! host (`serve --admin-listen`) would overwrite each other's cookie under
+//! one name, and signing in to one would sign the other out. The cookie's
+//! name therefore carries the admin listener's port: `hookinbox_session_9090`.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -12,8 +17,8 @@ use std::time::{Duration, Instant};
 use rand::TryRngCore;
 use subtle::ConstantTimeEq;
 
-/// The session cookie's name.
-pub const COOKIE: &str = "hookinbox_session";
+/// The session cookie's name before the listener's port.
+const COOKIE_PREFIX: &str = "hookinbox_session_";
 /// How long a session lasts after sign-in.
 pub const LIFETIME: Duration = Duration::from_secs(12 * 60 * 60);
 /// Most sessions at once; the oldest goes first beyond it.
@@ -36,14 +41,35 @@ impl Session {
     }
 }
 
-/// The sessions of this process.
-#[derive(Debug, Default)]
+/// The sessions of one admin listener.
+#[derive(Debug)]
 pub struct Sessions {
     by_id: Mutex<HashMap<String, Session>>,
     started: std::sync::atomic::AtomicU64,
+    /// `hookinbox_session_{port}`.
+    cookie: String,
 }
 
 impl Sessions {
+    /// No sessions yet, for the admin listener bound to `port`.
+    pub fn for_port(port: u16) -> Sessions {
+        Sessions {
+            by_id: Mutex::default(),
+            started: Default::default(),
+            cookie: format!("{COOKIE_PREFIX}{port}"),
+        }
+    }
+
+    /// The session cookie's name.
+    pub fn cookie(&self) -> &str {
+        &self.cookie
+    }
+
+    /// This listener's session id in a `Cookie` header, if there is one.
+    pub fn cookie_value<'a>(&self, header: &'a str) -> Option<&'a str> {
+        cookie_value(header, &self.cookie)
+    }
+
     /// A new session: its id (for the cookie) and the session. `None` when
     /// the system has no randomness to give, which no session may do without.
     pub fn start(&self) -> Option<(String, Session)> {
@@ -98,12 +124,12 @@ fn hex_encode(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The session id in a `Cookie` header, if there is one.
-pub fn cookie_value(header: &str) -> Option<&str> {
+/// The value of the cookie `name` in a `Cookie` header, if there is one.
+fn cookie_value<'a>(header: &'a str, name: &str) -> Option<&'a str> {
     header
         .split(';')
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE)
+        .find(|(found, _)| *found == name)
         .map(|(_, value)| value)
 }
 
@@ -113,7 +139,7 @@ mod tests {
 
     #[test]
     fn a_session_is_found_by_its_id_until_it_ends() {
-        let sessions = Sessions::default();
+        let sessions = Sessions::for_port(9090);
         let (id, session) = sessions.start().unwrap();
         assert_eq!(id.len(), 64);
         assert_ne!(id, session.csrf);
@@ -127,7 +153,7 @@ mod tests {
 
     #[test]
     fn the_oldest_session_makes_room() {
-        let sessions = Sessions::default();
+        let sessions = Sessions::for_port(9090);
         let first = sessions.start().unwrap().0;
         for _ in 0..MAX_SESSIONS {
             sessions.start().unwrap();
@@ -137,8 +163,22 @@ mod tests {
 
     #[test]
     fn the_cookie_is_found_among_others() {
-        assert_eq!(cookie_value("a=1; hookinbox_session=abc; b=2"), Some("abc"));
-        assert_eq!(cookie_value("hookinbox_sessionx=abc"), None);
-        assert_eq!(cookie_value(""), None);
+        let sessions = Sessions::for_port(9090);
+        let value = |header| sessions.cookie_value(header);
+        assert_eq!(value("a=1; hookinbox_session_9090=abc; b=2"), Some("abc"));
+        assert_eq!(value("hookinbox_session_90900=abc"), None);
+        assert_eq!(value(""), None);
+    }
+
+    /// Two instances on one host: each reads only its own cookie from the
+    /// header a browser sends both of them.
+    #[test]
+    fn the_cookie_is_named_for_the_listeners_port() {
+        let (first, second) = (Sessions::for_port(9090), Sessions::for_port(9091));
+        assert_eq!(first.cookie(), "hookinbox_session_9090");
+        assert_eq!(second.cookie(), "hookinbox_session_9091");
+        let header = "hookinbox_session_9090=one; hookinbox_session_9091=two";
+        assert_eq!(first.cookie_value(header), Some("one"));
+        assert_eq!(second.cookie_value(header), Some("two"));
     }
 }
