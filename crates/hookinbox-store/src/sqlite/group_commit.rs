@@ -331,10 +331,10 @@ mod tests {
         payloads.flush(Instant::now()).unwrap();
         let mut full = DiskReserve::new(&log_dir, u64::MAX);
         assert!(room_for_bodies(&mut full, &mut payloads, 0), "no bodies");
-        assert!(payloads.has_open_segment());
+        assert!(payloads.open_segment().is_some());
         assert!(!room_for_bodies(&mut full, &mut payloads, 1));
         assert!(
-            !payloads.has_open_segment(),
+            payloads.open_segment().is_none(),
             "the segment is closed, so a purge here may delete it"
         );
         let mut roomy = DiskReserve::new(&log_dir, 0);

@@ -161,17 +161,14 @@ impl PayloadLog {
         })
     }
 
-    /// The segment new reservations go to (its file may not exist yet;
-    /// 0 before the first).
-    pub(crate) fn current_segment(&self) -> i64 {
-        self.segment
-    }
-
-    /// Whether a segment file is open for writing (tests: a closed one may
-    /// be deleted by a purge of this process).
-    #[cfg(test)]
-    pub(crate) fn has_open_segment(&self) -> bool {
-        self.file.is_some()
+    /// The segment whose file this writer has open, if any: the one a
+    /// purge of this process must not delete. After [`leave_segment`]
+    /// there is none until the next batch with bodies allocates a new
+    /// number.
+    ///
+    /// [`leave_segment`]: PayloadLog::leave_segment
+    pub(crate) fn open_segment(&self) -> Option<i64> {
+        self.file.as_ref().map(|_| self.segment)
     }
 
     /// Whether a batch with bodies may be written at `now`: `false` for a

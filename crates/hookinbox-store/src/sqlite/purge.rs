@@ -292,7 +292,7 @@ pub(crate) fn delete_unreferenced_segments(
     let dir = payload_log::directory_for(reader.path());
     let mut deleted = Vec::new();
     for segment in payload_log::segment_numbers(&dir).map_err(io_error)? {
-        if segment == payloads.current_segment() || reader.segment_referenced(segment)? {
+        if payloads.open_segment() == Some(segment) || reader.segment_referenced(segment)? {
             continue;
         }
         payload_log::delete_segment(&dir, segment).map_err(io_error)?;
