@@ -32,11 +32,14 @@
 //! umask; looser ones found at open are fixed (`private_files`).
 //!
 //! Retention deletes whole segments once no row references them (`purge`),
-//! never the one this writer appends to. A writer whose segment was
-//! deleted all the same (by another process's purge, while this writer's
-//! rows in it were all purged) notices before its next write: the file has
-//! no name any more, so the batch fails (503, retried) and the writer moves
-//! on to a new segment instead of writing bytes nobody could read.
+//! the one this writer appends to included: the writer first leaves it
+//! ([`PayloadLog::leave_current_segment`]), unless bodies of the batch in
+//! progress are reserved in it. A writer whose segment was deleted by
+//! another process's purge (its rows in it all purged) notices before its
+//! next batch with bodies (the file has no name any more) and moves on to a
+//! new segment; if the deletion falls between that check and the write,
+//! the batch fails (503, retried) instead of writing bytes nobody could
+//! read. Sparse segments are emptied by `compaction` first.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -244,12 +247,45 @@ impl PayloadLog {
             self.recover_from_failed_write();
         } else if self.durable_len >= self.segment_bytes {
             self.leave_segment();
+        } else if with_bodies && self.segment_deleted() {
+            // Another process's purge found no row in it (docs/architecture.md
+            // §6, purge means gone): move on before writing, not after a
+            // failed batch.
+            self.leave_segment();
         }
         if with_bodies {
-            self.create_segment_file()
-                .inspect_err(|_| self.backoff.failed(now))?;
+            self.ready_for_bodies(now)?;
         }
         Ok(())
+    }
+
+    /// Makes sure the current segment's file exists, for an op that
+    /// reserves bodies after [`PayloadLog::leave_current_segment`]. An
+    /// error starts a pause, as in [`PayloadLog::prepare_batch`].
+    pub(crate) fn ready_for_bodies(&mut self, now: Instant) -> std::io::Result<()> {
+        self.create_segment_file()
+            .inspect_err(|_| self.backoff.failed(now))
+    }
+
+    /// Leaves the current segment so that it can be deleted or compacted
+    /// (docs/architecture.md §6): the next bodies go to a new one. Not
+    /// while bodies of this batch are reserved in it (their rows will point
+    /// there); returns whether the writer no longer appends to it.
+    pub(crate) fn leave_current_segment(&mut self) -> bool {
+        if !self.pending.is_empty() {
+            return false;
+        }
+        self.leave_segment();
+        true
+    }
+
+    /// Whether the current segment's file lost its name (deleted by
+    /// another process's purge).
+    fn segment_deleted(&self) -> bool {
+        self.file
+            .as_ref()
+            .and_then(|file| file.metadata().ok())
+            .is_some_and(|metadata| metadata.nlink() == 0)
     }
 
     /// After a failed write or sync. First the segment is cut back to its
@@ -371,6 +407,11 @@ pub(crate) fn delete_segment(dir: &Path, segment: i64) -> std::io::Result<()> {
 
 fn highest_segment(dir: &Path) -> std::io::Result<i64> {
     Ok(segments(dir)?.iter().map(|(n, _)| *n).max().unwrap_or(0))
+}
+
+/// The length of segment `segment`'s file in `dir`.
+pub(crate) fn segment_len(dir: &Path, segment: i64) -> std::io::Result<u64> {
+    Ok(std::fs::metadata(segment_path(dir, segment))?.len())
 }
 
 /// Bytes in the log's segments, and how many there are.

@@ -368,6 +368,12 @@ impl SqliteReader {
         })
     }
 
+    /// The bytes at `reference` as stored (sealed or not, unchecked): what
+    /// compaction copies forward.
+    pub(crate) fn stored_bytes(&self, reference: PayloadRef) -> std::io::Result<Bytes> {
+        self.inner.payloads.read(reference)
+    }
+
     /// Closes the cached files of deleted segments.
     pub(crate) fn forget_segments(&self, segments: &[i64]) {
         self.inner.payloads.forget(segments);
@@ -437,6 +443,11 @@ impl StoredPayload {
             legacy: row.get(first + 4)?,
             key_id: row.get(first + 5)?,
         })
+    }
+
+    /// The payload segment the body is in, if it is in the log.
+    pub(crate) fn segment(&self) -> Option<i64> {
+        self.location.map(|location| location.segment)
     }
 
     /// The length of the raw body (not of its sealed form).
