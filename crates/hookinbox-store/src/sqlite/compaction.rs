@@ -158,7 +158,7 @@ pub(crate) fn move_forward(
         return Ok(0);
     };
     if first.from.segment == payloads.current_segment() {
-        if !payloads.leave_current_segment() {
+        if !payloads.leave_current_segment(now) {
             return Ok(0);
         }
         payloads

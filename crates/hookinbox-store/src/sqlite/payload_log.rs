@@ -268,14 +268,26 @@ impl PayloadLog {
     }
 
     /// Leaves the current segment so that it can be deleted or compacted
-    /// (docs/architecture.md §6): the next bodies go to a new one. Not
-    /// while bodies of this batch are reserved in it (their rows will point
-    /// there); returns whether the writer no longer appends to it.
-    pub(crate) fn leave_current_segment(&mut self) -> bool {
+    /// (docs/architecture.md §6); returns whether the writer no longer
+    /// appends to it. Not while bodies of this batch are reserved in it
+    /// (their rows will point there), nor while nothing is written in it
+    /// (there is nothing to reclaim). The next segment's file is made
+    /// ready at once, for the ops after this one in the batch: their
+    /// bodies are reserved in it before the flush (best effort here: if it
+    /// fails, the pause starts and the flush fails the batch).
+    pub(crate) fn leave_current_segment(&mut self, now: Instant) -> bool {
         if !self.pending.is_empty() {
             return false;
         }
+        if self.file.is_none() {
+            // A file with this number belongs to another process.
+            return true;
+        }
+        if self.durable_len == 0 {
+            return false;
+        }
         self.leave_segment();
+        let _ = self.ready_for_bodies(now);
         true
     }
 
@@ -735,6 +747,32 @@ mod tests {
         log.flush(later).unwrap();
         assert_eq!(landed.segment, 1);
         assert_eq!(segment_files(&log_dir), [1]);
+    }
+
+    #[test]
+    fn a_left_segment_is_followed_by_a_ready_one_within_the_same_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = PayloadLog::open(dir.path()).unwrap();
+        let now = Instant::now();
+        log.prepare_batch(true, now).unwrap();
+        assert!(!log.leave_current_segment(now), "nothing written yet");
+        let first = log.reserve(&body("first"));
+        assert!(
+            !log.leave_current_segment(now),
+            "a body of this batch is in it"
+        );
+        log.flush(now).unwrap();
+
+        // A purge op leaves the segment, then an accept in the same batch
+        // reserves a body: it lands in the next segment, already created.
+        log.prepare_batch(false, now).unwrap();
+        assert!(log.leave_current_segment(now));
+        assert_eq!(segment_files(dir.path()), [1, 2]);
+        let second = log.reserve(&body("second"));
+        log.flush(now).unwrap();
+        assert_eq!((first.segment, second.segment), (1, 2));
+        let files = PayloadFiles::new(dir.path().to_owned());
+        assert_eq!(files.read(second).unwrap(), body("second"));
     }
 
     #[test]

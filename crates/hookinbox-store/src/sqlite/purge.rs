@@ -300,7 +300,8 @@ pub(crate) fn delete_unreferenced_segments(
         if reader.segment_referenced(segment)? {
             continue;
         }
-        if segment == payloads.current_segment() && !payloads.leave_current_segment() {
+        if segment == payloads.current_segment() && !payloads.leave_current_segment(Instant::now())
+        {
             continue;
         }
         payload_log::delete_segment(&dir, segment).map_err(io_error)?;

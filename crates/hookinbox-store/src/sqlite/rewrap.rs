@@ -152,9 +152,10 @@ fn leave_segment_being_resealed(payloads: &mut PayloadLog, rows: &[OldRow]) -> R
     {
         return Ok(());
     }
-    if payloads.leave_current_segment() {
+    let now = Instant::now();
+    if payloads.leave_current_segment(now) {
         payloads
-            .ready_for_bodies(Instant::now())
+            .ready_for_bodies(now)
             .map_err(|error| OpError::Unavailable(format!("payload log: {error}")))?;
     }
     Ok(())
