@@ -19,7 +19,9 @@
 //! is repointed guarded on its old location: a row purged or re-sealed in
 //! the meantime is left alone, and its copy undone. Bytes are copied as
 //! stored: a sealed body's associated data is its inbox id, not where it
-//! lies.
+//! lies. A reader that read a row's old location just before the commit
+//! and opens the old file just after its deletion gets an error (a storage
+//! fault: the delivery waits and retries, uncharged), never wrong bytes.
 //!
 //! Why half: a segment is copied only when that frees more bytes than it
 //! writes, so each byte is copied less than once on average however often

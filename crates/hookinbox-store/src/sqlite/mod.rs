@@ -341,8 +341,9 @@ impl SqliteStore {
     /// (plain rows included) under it, in one write of the group commit,
     /// and says how many are left: loop until [`RewrapProgress::is_done`].
     /// Each re-sealed body is appended to the payload log and its row
-    /// points at the new copy; the old bytes become garbage for retention
-    /// to collect (see `rewrap`). Without keys: `NoEncryptionKeys`.
+    /// points at the new copy; once none is left to do, the segments left
+    /// unreferenced or sparse are compacted and deleted, retention or not
+    /// (see `rewrap`). Without keys: `NoEncryptionKeys`.
     pub async fn rewrap_batch(&self, limit: usize) -> Result<RewrapProgress, StoreError> {
         let keys = self.keys.clone().ok_or(StoreError::NoEncryptionKeys)?;
         let active = keys.active_id().to_owned();
