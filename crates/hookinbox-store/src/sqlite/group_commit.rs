@@ -294,7 +294,6 @@ fn commit(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     fn op(weight: usize) -> (Box<dyn WriteOp>, oneshot::Receiver<Result<(), StoreError>>) {
         TxOp::boxed(weight, |_: &Connection, _: &mut PayloadLog| Ok(()))
@@ -317,15 +316,8 @@ mod tests {
 
     #[test]
     fn under_the_reserve_bodies_are_refused_and_the_segment_is_let_go_of() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("inbox.db");
-        let mut conn = super::super::open_connection(&db, Duration::from_secs(1)).unwrap();
-        super::super::schema::migrate(&mut conn).unwrap();
-        let numbers =
-            super::super::segment_numbers::SegmentNumbers::open(&db, Duration::from_secs(1))
-                .unwrap();
-        let log_dir = super::super::payload_log::directory_for(&db);
-        let mut payloads = PayloadLog::open(&log_dir, numbers).unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let (log_dir, mut payloads) = super::super::payload_log::open_for_tests(root.path());
         payloads.prepare_batch(true, Instant::now()).unwrap();
         payloads.reserve(&bytes::Bytes::from_static(b"kept"));
         payloads.flush(Instant::now()).unwrap();

@@ -8,6 +8,7 @@
 mod accept;
 mod backlog;
 mod checkpointer;
+mod compaction;
 mod disk_reserve;
 mod drift;
 mod fetched;
@@ -28,6 +29,7 @@ mod scan_plans_tests;
 mod schema;
 mod segment_numbers;
 mod stall_point;
+mod wal_truncate;
 mod write_backoff;
 
 use std::collections::HashSet;
@@ -131,6 +133,10 @@ pub(crate) fn open_connection(
     // survives power loss, not only a process crash.
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
+    // Deleted content (purged audit headers, deleted rows) is overwritten
+    // with zeros rather than left in free space (docs/architecture.md §6:
+    // purge means gone). Its cost is in bench/RESULTS.md.
+    conn.pragma_update(None, "secure_delete", "ON")?;
     Ok(conn)
 }
 
@@ -364,16 +370,25 @@ impl SqliteStore {
     /// (plain rows included) under it, in one write of the group commit,
     /// and says how many are left: loop until [`RewrapProgress::is_done`].
     /// Each re-sealed body is appended to the payload log and its row
-    /// points at the new copy; the old bytes become garbage for retention
-    /// to collect (see `rewrap`). Without keys: `NoEncryptionKeys`.
+    /// points at the new copy; once none is left to do, the segments left
+    /// unreferenced or sparse are compacted and deleted, retention or not
+    /// (see `rewrap`). Without keys: `NoEncryptionKeys`.
     pub async fn rewrap_batch(&self, limit: usize) -> Result<RewrapProgress, StoreError> {
         let keys = self.keys.clone().ok_or(StoreError::NoEncryptionKeys)?;
         let active = keys.active_id().to_owned();
         let remaining = self
             .read(move |reader| reader.count_not_under_key(&active))
             .await?;
-        if remaining == 0 || limit == 0 {
-            // No write at all: nothing to do must not start a segment.
+        if limit == 0 {
+            return Ok(RewrapProgress {
+                rewrapped: 0,
+                remaining,
+            });
+        }
+        if remaining == 0 {
+            // No rewrap write: nothing to do must not start a segment. What
+            // an earlier, killed run left behind is reclaimed all the same.
+            self.reclaim_segments().await?;
             return Ok(RewrapProgress {
                 rewrapped: 0,
                 remaining,
@@ -382,10 +397,92 @@ impl SqliteStore {
         let reader = Arc::clone(&self.reader);
         // A weight above 0: the op may write bodies (a segment is made
         // ready for it, and it waits while the payload log rests).
-        self.write(1, move |conn, payloads| {
-            rewrap::rewrap(conn, payloads, &reader, &keys, limit)
+        let progress = self
+            .write(1, move |conn, payloads| {
+                rewrap::rewrap(conn, payloads, &reader, &keys, limit)
+            })
+            .await?;
+        if progress.is_done() {
+            // The old-key bytes go now, retention or not (see `rewrap`).
+            self.reclaim_segments().await?;
+        }
+        Ok(progress)
+    }
+
+    /// Copies the live bodies of sparse segments forward (`compaction`),
+    /// then deletes every segment no committed row references; how many
+    /// were deleted. A compaction that fails (the payload log resting after
+    /// a failed write, a full disk) is logged and skipped: the deletion,
+    /// which frees space, still runs.
+    async fn reclaim_segments(&self) -> Result<u64, StoreError> {
+        if let Err(error) = self.compact_sparse_segments().await {
+            tracing::warn!(message = "Payload segment compaction skipped.", %error);
+        }
+        self.delete_unreferenced_segments().await
+    }
+
+    /// One op of the group commit per batch of live bodies (at most
+    /// `compaction::OP_BYTES`), read beforehand on a reader connection of
+    /// its own, so neither the writer nor the delivery reads wait for the
+    /// survey.
+    async fn compact_sparse_segments(&self) -> Result<(), StoreError> {
+        let survey = Arc::new(self.open_reader()?);
+        let sparse = {
+            let survey = Arc::clone(&survey);
+            tokio::task::spawn_blocking(move || compaction::sparse_segments(&survey))
+                .await
+                .map_err(StoreError::unavailable)??
+        };
+        for segment in sparse {
+            loop {
+                let survey = Arc::clone(&survey);
+                let bodies =
+                    tokio::task::spawn_blocking(move || compaction::live_bodies(&survey, segment))
+                        .await
+                        .map_err(StoreError::unavailable)??;
+                if bodies.is_empty() {
+                    break;
+                }
+                let moved = self
+                    .write(compaction::weight(&bodies), move |conn, payloads| {
+                        compaction::move_forward(conn, payloads, &bodies, std::time::Instant::now())
+                    })
+                    .await?;
+                if moved == 0 {
+                    // Its rows changed meanwhile, or the writer could not
+                    // leave it yet: the next purge tries again.
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes the payload segments no committed row references, the
+    /// writer's current one included (see `purge`).
+    async fn delete_unreferenced_segments(&self) -> Result<u64, StoreError> {
+        let reader = Arc::clone(&self.reader);
+        self.write(0, move |_, payloads| {
+            purge::delete_unreferenced_segments(payloads, &reader)
         })
         .await
+    }
+
+    /// Checkpoints and truncates the WAL after a purge (`wal_truncate`),
+    /// best effort: a busy store is left alone until the next purge.
+    async fn truncate_wal(&self) {
+        let path = self.reader.path().to_owned();
+        let done = tokio::task::spawn_blocking(move || wal_truncate::truncate(&path)).await;
+        match done {
+            Ok(Ok(true)) => {}
+            Ok(Ok(false)) => {
+                tracing::debug!(message = "WAL truncation after a purge found the store busy.")
+            }
+            Ok(Err(error)) => {
+                tracing::warn!(message = "WAL truncation after a purge failed.", %error)
+            }
+            Err(error) => tracing::warn!(message = "WAL truncation after a purge failed.", %error),
+        }
     }
 }
 
@@ -418,7 +515,10 @@ impl SqliteStore {
     /// one write of the group commit (cut short after about 1 ms of
     /// finding and deleting, once 16 items are done: the accepts of the same commit
     /// wait for it), then deletes the payload segments no row references
-    /// any more (see `purge`). Loop until [`PurgeProgress::is_done`].
+    /// any more (see `purge`). The batch that ends a purge which purged
+    /// something also compacts sparse segments and truncates the WAL
+    /// (docs/architecture.md §6: purge means gone). Loop until
+    /// [`PurgeProgress::is_done`].
     pub async fn purge_batch(
         &self,
         policy: &RetentionPolicy,
@@ -435,19 +535,19 @@ impl SqliteStore {
             })
             .await?;
         StallPoint::Purge.wait_while_armed_async().await;
-        let segments_deleted = if rules.raw_payload.is_some() || rules.dedup.is_some() {
-            let reader = Arc::clone(&self.reader);
-            self.write(0, move |_, payloads| {
-                purge::delete_unreferenced_segments(payloads, &reader)
-            })
-            .await?
-        } else {
-            0
-        };
+        // Retention off or not: segments a rewrap or a killed process left
+        // unreferenced are reclaimed too (docs/architecture.md §6).
+        let mut segments_deleted = self.delete_unreferenced_segments().await?;
         let policy = *policy;
         let remaining = self
             .read(move |reader| reader.purge_due_up_to(&policy, now_ms, limit.max(1)))
             .await?;
+        if remaining.is_empty() && !purged.is_empty() {
+            // The last batch of a purge that purged something: sparse
+            // segments are compacted, and the WAL loses the purged content.
+            segments_deleted += self.reclaim_segments().await?;
+            self.truncate_wal().await;
+        }
         Ok(PurgeProgress {
             purged,
             remaining,

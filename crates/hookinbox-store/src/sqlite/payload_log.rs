@@ -41,12 +41,15 @@
 //! umask; looser ones found at open are fixed (`private_files`).
 //!
 //! Retention deletes whole segments once no row references them (`purge`),
-//! never the one this writer appends to. A writer whose segment was
-//! deleted all the same (by another process's purge, while this writer's
-//! rows in it were all purged) notices at its next batch, with or without
-//! bodies: the file has no name any more, so the writer closes it and moves
-//! on to a new segment instead of writing bytes nobody could read. Deleted
-//! between that check and the write, the batch fails (503, retried).
+//! the one this writer appends to included: the writer first leaves it
+//! ([`PayloadLog::leave_current_segment`]), unless bodies of the batch in
+//! progress are reserved in it. A writer whose segment was deleted all the
+//! same (by another process's purge, while this writer's rows in it were
+//! all purged) notices at its next batch, with or without bodies: the file
+//! has no name any more, so the writer closes it and moves on to a new
+//! segment instead of writing bytes nobody could read. Deleted between that
+//! check and the write, the batch fails (503, retried). Sparse segments are
+//! emptied by `compaction` first.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -96,6 +99,12 @@ pub(crate) struct PayloadLog {
     allocated: bool,
     /// Where new segment numbers come from.
     numbers: SegmentNumbers,
+    /// A number taken ahead, outside any write transaction, for the next
+    /// segment: an op inside the writer's transaction (a purge, a
+    /// compaction, a rewrap) that leaves the current segment opens the next
+    /// one under it, since taking a number there would wait on this very
+    /// writer's lock (see [`PayloadLog::ready_for_bodies`]).
+    spare: Option<i64>,
     file: Option<File>,
     /// The segment's directory entry has been synced: until then a crash
     /// could lose the file's name, so no batch is written to it.
@@ -148,6 +157,7 @@ impl PayloadLog {
             segment: 0,
             allocated: false,
             numbers,
+            spare: None,
             file: None,
             name_durable: false,
             durable_len: 0,
@@ -274,10 +284,50 @@ impl PayloadLog {
             self.leave_segment();
         }
         if with_bodies {
-            self.create_segment_file()
+            self.create_segment_file(true)
                 .inspect_err(|_| self.backoff.failed(now))?;
+            if self.spare.is_none() {
+                // Best effort: without a spare, an op that leaves the
+                // segment mid-batch fails that batch (503) instead.
+                self.spare = self.allocate_number().ok();
+            }
         }
         Ok(())
+    }
+
+    /// Makes sure the current segment's file exists, for an op that
+    /// reserves bodies after [`PayloadLog::leave_current_segment`]. It runs
+    /// inside the writer's transaction, so a new segment takes the spare
+    /// number (taking one from the database there would wait on the
+    /// transaction's own lock); without a spare it fails. An error starts a
+    /// pause, as in [`PayloadLog::prepare_batch`].
+    pub(crate) fn ready_for_bodies(&mut self, now: Instant) -> std::io::Result<()> {
+        self.create_segment_file(false)
+            .inspect_err(|_| self.backoff.failed(now))
+    }
+
+    /// Leaves the current segment so that it can be deleted or compacted
+    /// (docs/architecture.md §6); returns whether the writer no longer
+    /// appends to it. Not while bodies of this batch are reserved in it
+    /// (their rows will point there), nor while nothing is written in it
+    /// (there is nothing to reclaim). The next segment's file is made
+    /// ready at once, for the ops after this one in the batch: their
+    /// bodies are reserved in it before the flush (best effort here: if it
+    /// fails, the pause starts and the flush fails the batch).
+    pub(crate) fn leave_current_segment(&mut self, now: Instant) -> bool {
+        if !self.pending.is_empty() {
+            return false;
+        }
+        if self.file.is_none() {
+            // A file with this number belongs to another process.
+            return true;
+        }
+        if self.durable_len == 0 {
+            return false;
+        }
+        self.leave_segment();
+        let _ = self.ready_for_bodies(now);
+        true
     }
 
     /// After a failed write or sync. First the segment is cut back to its
@@ -336,10 +386,12 @@ impl PayloadLog {
     /// durable. A failure keeps what was done: a number taken is used by
     /// the next attempt, and a file created but not yet synced into its
     /// directory is synced by it, rather than left behind for a new number.
-    fn create_segment_file(&mut self) -> std::io::Result<()> {
+    /// `may_allocate`: whether a number may be taken from the database
+    /// (not inside the writer's transaction; the spare is used first).
+    fn create_segment_file(&mut self, may_allocate: bool) -> std::io::Result<()> {
         if self.file.is_none() {
             if !self.allocated {
-                self.segment = self.allocate_number()?;
+                self.segment = self.take_number(may_allocate)?;
                 self.allocated = true;
             }
             let file = loop {
@@ -348,7 +400,7 @@ impl PayloadLog {
                     // Made by a build that took its numbers from the
                     // directory: the next allocation passes it.
                     Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
-                        self.segment = self.allocate_number()?;
+                        self.segment = self.take_number(may_allocate)?;
                     }
                     Err(error) => return Err(error),
                 }
@@ -361,6 +413,17 @@ impl PayloadLog {
             self.name_durable = true;
         }
         Ok(())
+    }
+
+    /// The spare number, or (`may_allocate`) a new one.
+    fn take_number(&mut self, may_allocate: bool) -> std::io::Result<i64> {
+        match self.spare.take() {
+            Some(number) => Ok(number),
+            None if may_allocate => self.allocate_number(),
+            None => Err(std::io::Error::other(
+                "no spare payload segment number inside a write transaction",
+            )),
+        }
     }
 
     /// A segment number never handed out before (see `segment_numbers`),
@@ -425,6 +488,11 @@ fn highest_segment(dir: &Path) -> std::io::Result<i64> {
     Ok(segments(dir)?.iter().map(|(n, _)| *n).max().unwrap_or(0))
 }
 
+/// The length of segment `segment`'s file in `dir`.
+pub(crate) fn segment_len(dir: &Path, segment: i64) -> std::io::Result<u64> {
+    Ok(std::fs::metadata(segment_path(dir, segment))?.len())
+}
+
 /// Bytes in the log's segments, and how many there are.
 pub(crate) fn usage(dir: &Path) -> std::io::Result<(u64, u64)> {
     let segments = segments(dir)?;
@@ -445,6 +513,21 @@ pub(crate) struct PayloadFiles {
 
 /// Most segment files a reader keeps open.
 const OPEN_SEGMENTS: usize = 64;
+
+/// Tests elsewhere in the store: a writer on a log beside a new, migrated
+/// database in `root` (numbers come from the database), and the log's
+/// directory.
+#[cfg(test)]
+pub(crate) fn open_for_tests(root: &Path) -> (PathBuf, PayloadLog) {
+    let db = root.join("inbox.db");
+    let timeout = std::time::Duration::from_secs(1);
+    let mut conn = super::open_connection(&db, timeout).expect("open test database");
+    super::schema::migrate(&mut conn).expect("migrate test database");
+    let numbers = SegmentNumbers::open(&db, timeout).expect("segment numbers");
+    let dir = directory_for(&db);
+    let log = PayloadLog::open(&dir, numbers).expect("open payload log");
+    (dir, log)
+}
 
 /// How a read gets its segment's file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -631,7 +714,11 @@ mod tests {
         log.prepare_batch(true, Instant::now()).unwrap();
         let second = log.reserve(&body("after"));
         log.flush(Instant::now()).unwrap();
-        assert_eq!((first.segment, second.segment), (1, 2));
+        assert_eq!(first.segment, 1);
+        assert!(
+            second.segment > first.segment,
+            "a restart starts a new segment: {second:?}"
+        );
         let files = PayloadFiles::new(dir.path().to_owned());
         assert_eq!(
             files.read(first, Open::Kept).unwrap(),
@@ -830,6 +917,34 @@ mod tests {
     }
 
     #[test]
+    fn a_left_segment_is_followed_by_a_ready_one_within_the_same_batch() {
+        let dir = Fixture::new();
+        let mut log = dir.open();
+        let now = Instant::now();
+        log.prepare_batch(true, now).unwrap();
+        assert!(!log.leave_current_segment(now), "nothing written yet");
+        let first = log.reserve(&body("first"));
+        assert!(
+            !log.leave_current_segment(now),
+            "a body of this batch is in it"
+        );
+        log.flush(now).unwrap();
+
+        // A purge op leaves the segment, then an accept in the same batch
+        // reserves a body: it lands in the next segment, already created
+        // under the spare number taken before the batch (no database write
+        // inside the writer's transaction).
+        log.prepare_batch(false, now).unwrap();
+        assert!(log.leave_current_segment(now));
+        assert_eq!(segment_files(dir.path()), [1, 2]);
+        let second = log.reserve(&body("second"));
+        log.flush(now).unwrap();
+        assert_eq!((first.segment, second.segment), (1, 2));
+        let files = PayloadFiles::new(dir.path().to_owned());
+        assert_eq!(files.read(second, Open::Kept).unwrap(), body("second"));
+    }
+
+    #[test]
     fn reading_past_the_written_end_is_an_error_not_zeros() {
         let dir = Fixture::new();
         let mut log = dir.open();
@@ -863,7 +978,7 @@ mod tests {
             write_one(&mut log, "0123456789").segment,
             write_one(&mut log, "abc").segment,
         ];
-        assert_eq!(used, [1, 2]);
+        assert_eq!(used[0], 1);
 
         // Retention (here or in another process) deletes every segment,
         // the one this writer appends to included: its next batch goes to
@@ -881,7 +996,13 @@ mod tests {
         let mut restarted = dir.open();
         used.push(write_one(&mut restarted, "after a restart").segment);
 
-        assert_eq!(used, [1, 2, 3, 4, 5], "each number once, in order");
+        // Each number once, in order (a spare taken ahead and never used,
+        // as by the writer that stopped, leaves a gap: numbers are unique,
+        // not dense).
+        assert!(
+            used.windows(2).all(|pair| pair[0] < pair[1]),
+            "each number once, in order: {used:?}"
+        );
     }
 
     #[test]

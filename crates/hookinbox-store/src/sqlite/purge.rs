@@ -8,11 +8,12 @@
 //! a failed COMMIT would bring the references back to a missing file. So
 //! the second op looks at the committed references (through the reader's
 //! connection, which sees only committed rows; the writer's lock, held
-//! meanwhile, keeps other processes from committing) and never deletes the
-//! segment this process's writer appends to. A segment another process's
-//! writer still has open is caught by that writer itself: it checks before
-//! each write that its segment still has a name, and moves to a new one if
-//! not (`PayloadLog::flush`).
+//! meanwhile, keeps other processes from committing). The segment this
+//! process's writer appends to is deleted too once unreferenced: the
+//! writer leaves it first (`PayloadLog::leave_current_segment`). A segment
+//! another process's writer still has open is caught by that writer
+//! itself: it checks that its segment still has a name, and moves to a
+//! new one if not (`PayloadLog::prepare_batch`).
 //!
 //! Each rule finds its candidates through an index (schema 6; the plans
 //! are checked by `scan_plans_tests`): bodies still held by age
@@ -280,19 +281,28 @@ pub(crate) fn purge(
     Ok(purged)
 }
 
-/// Deletes the payload segments that no committed row references, except
-/// the one this process's writer appends to (see the module doc); how
-/// many. Runs inside a write op, so no other process commits meanwhile.
-/// Each segment on disk is one indexed probe (`inbox_body_segment`), not a
+/// Deletes the payload segments that no committed row references (see the
+/// module doc); how many. The one this process's writer appends to goes
+/// too, once the writer has left it (docs/architecture.md §6: purge means
+/// gone; a segment kept because it is current would keep purged bodies for
+/// as long as the writer takes to fill it), unless bodies of this batch
+/// are reserved in it. Empty segments of a killed process go the same way.
+/// Runs inside a write op, so no other process commits meanwhile. Each
+/// segment on disk is one indexed probe (`inbox_body_segment`), not a
 /// scan of the inbox: the writer waits for this op.
 pub(crate) fn delete_unreferenced_segments(
-    payloads: &PayloadLog,
+    payloads: &mut PayloadLog,
     reader: &SqliteReader,
 ) -> Result<u64, OpError> {
     let dir = payload_log::directory_for(reader.path());
     let mut deleted = Vec::new();
     for segment in payload_log::segment_numbers(&dir).map_err(io_error)? {
-        if payloads.open_segment() == Some(segment) || reader.segment_referenced(segment)? {
+        if reader.segment_referenced(segment)? {
+            continue;
+        }
+        if payloads.open_segment() == Some(segment)
+            && !payloads.leave_current_segment(Instant::now())
+        {
             continue;
         }
         payload_log::delete_segment(&dir, segment).map_err(io_error)?;

@@ -420,6 +420,14 @@ impl SqliteReader {
         })
     }
 
+    /// The bytes at `reference` as stored (sealed or not, unchecked): what
+    /// compaction copies forward.
+    pub(crate) fn stored_bytes(&self, reference: PayloadRef) -> std::io::Result<Bytes> {
+        self.inner
+            .payloads
+            .read(reference, super::payload_log::Open::Kept)
+    }
+
     /// Closes the cached files of deleted segments.
     pub(crate) fn forget_segments(&self, segments: &[i64]) {
         self.inner.payloads.forget(segments);
@@ -489,6 +497,11 @@ impl StoredPayload {
             legacy: row.get(first + 4)?,
             key_id: row.get(first + 5)?,
         })
+    }
+
+    /// The payload segment the body is in, if it is in the log.
+    pub(crate) fn segment(&self) -> Option<i64> {
+        self.location.map(|location| location.segment)
     }
 
     /// The length of the raw body (not of its sealed form).

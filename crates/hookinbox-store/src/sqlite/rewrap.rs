@@ -7,7 +7,14 @@
 //! The payload log is append-only, so a re-sealed body is appended as a new
 //! record in the current segment, and the row's reference (segment, offset,
 //! length) moves to it. The old bytes stay where they were, referenced by
-//! no row: garbage for retention to collect with its segment. A body still
+//! no row, until their segment is deleted: when the rewrap completes,
+//! `SqliteStore::rewrap_batch` compacts and deletes the segments it left
+//! unreferenced or sparse, whether or not a retention rule is set
+//! (docs/architecture.md §6). So that the old-key segments empty out, the
+//! re-sealed bodies never go to a segment that holds bodies being
+//! re-sealed: a batch that finds one in the writer's current segment makes
+//! the writer leave it first (if bodies of the batch in progress are
+//! already reserved in it, they stay, and compaction moves them). A body still
 //! in `inbox_payload` (rows from before the payload log) moves to the log
 //! the same way, and its `inbox_payload` row is deleted. The audit headers
 //! are re-sealed in place, under the same key id as the body.
@@ -15,6 +22,8 @@
 //! Rows inserted earlier in the same group commit can reference bytes the
 //! log has reserved but not yet written; they are never picked here,
 //! because accepts seal under the active key of this same store.
+
+use std::time::Instant;
 
 use bytes::Bytes;
 use rusqlite::{params, Connection};
@@ -94,6 +103,7 @@ pub(crate) fn rewrap(
             })
         })?
         .collect::<Result<_, _>>()?;
+    leave_segment_being_resealed(payloads, &rows)?;
     let mut rewrapped = 0;
     for row in rows {
         let had_legacy_body = row.payload.legacy.is_some();
@@ -130,4 +140,25 @@ pub(crate) fn rewrap(
         rewrapped,
         remaining: count_not_under_key(conn, active)?,
     })
+}
+
+/// Makes the writer leave its current segment if one of `rows` has its
+/// body there (see the module doc).
+fn leave_segment_being_resealed(payloads: &mut PayloadLog, rows: &[OldRow]) -> Result<(), OpError> {
+    let Some(current) = payloads.open_segment() else {
+        return Ok(());
+    };
+    if !rows
+        .iter()
+        .any(|row| row.payload.segment() == Some(current))
+    {
+        return Ok(());
+    }
+    let now = Instant::now();
+    if payloads.leave_current_segment(now) {
+        payloads
+            .ready_for_bodies(now)
+            .map_err(|error| OpError::Unavailable(format!("payload log: {error}")))?;
+    }
+    Ok(())
 }
