@@ -8,6 +8,12 @@
 //! that they are many different addresses, as a real attack comes from
 //! many; the per-client limit has its own test (`public_limits.rs`). All
 //! traffic is on loopback and bounded in count and time.
+//!
+//! `#[ignore]`d, and run by `.ci/run` after the suite (`cargo test -p
+//! hookinbox --test it -- --ignored public_abuse::`): its latency bound is
+//! the release binary's (the debug binary's p99 came within 10 ms of it on
+//! a loaded machine), and building the release binary inside a plain
+//! `cargo test --workspace` added that whole build to it (issue #19).
 
 use crate::support;
 
@@ -95,6 +101,7 @@ struct Prober {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "builds and measures the release binary: .ci/run runs it with --ignored public_abuse::"]
 async fn memory_and_service_hold_under_trickles_slow_bodies_and_idle_connections() {
     let binary = release_binary();
     let dir = tempfile::tempdir().unwrap();
