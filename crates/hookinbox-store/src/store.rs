@@ -11,7 +11,7 @@ use crate::{
 };
 
 /// Durable storage of the inbox and its outbox. Every implementation passes
-/// the same conformance tests (`tests/conformance.rs`).
+/// the same conformance tests (`tests/it/conformance.rs`).
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// Accepts one verified event atomically under

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use crate::{EventDetail, EventFilter, EventPage, Overview, OverviewQuery, Stats, StoreError};
 
 /// Reads for operators. Every implementation passes the same conformance
-/// tests (`tests/conformance.rs`).
+/// tests (`tests/it/conformance.rs`).
 #[async_trait]
 pub trait StoreReads: Send + Sync + 'static {
     /// Events matching `filter`, newest first, one page at a time.

@@ -3,8 +3,8 @@
 //! driven with `oneshot` over a SQLite store in a temporary directory, the
 //! events put there through the `Store` trait as ingress would. The
 //! store's side of the same reads runs on both backends in
-//! `hookinbox-store/tests/conformance.rs`; the binary over real HTTP, and on
-//! PostgreSQL, in `tests/admin_api.rs`.
+//! `hookinbox-store/tests/it/conformance.rs`; the binary over real HTTP, and on
+//! PostgreSQL, in `tests/it/admin_api.rs`.
 
 use std::sync::Arc;
 

@@ -6,9 +6,9 @@
 //! builds it, over a SQLite store in a temporary directory, or over a
 //! store that fails or stalls for the 503s.
 //!
-//! The black-box tests (`tests/contract.rs`) check the same answers over
+//! The black-box tests (`tests/it/contract.rs`) check the same answers over
 //! real HTTP against the binary. The 431 for an oversized head is not
-//! here: hyper answers it before the router runs (`tests/public_limits.rs`).
+//! here: hyper answers it before the router runs (`tests/it/public_limits.rs`).
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;

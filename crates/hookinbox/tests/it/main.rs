@@ -1,0 +1,56 @@
+//! hookinbox's black-box tests, one module per area, in one test binary.
+//!
+//! One binary instead of one per file: each file used to be a crate of its
+//! own that linked rustls, hyper, tokio-postgres and async-nats again, forty
+//! links per build (issue #19). Cargo and svix-server lay their tests out
+//! the same way (`tests/testsuite/main.rs`, `tests/it/main.rs`). A module
+//! runs alone as a filter: `cargo test -p hookinbox --test it -- contract::`.
+
+// `#[macro_use]`: `on_both_backends!` is in scope in every module below.
+#[macro_use]
+mod support;
+
+mod markdown_links;
+mod markdown_paths;
+
+mod admin;
+mod admin_api;
+mod api_fuzz;
+mod browser;
+mod cli;
+mod commit_deadline;
+mod concurrency;
+mod config_command;
+mod contract;
+mod crash;
+mod delivery;
+mod delivery_crash;
+mod delivery_tls;
+mod deploy;
+mod disk_full;
+mod docs_links;
+mod embedding;
+mod encryption;
+mod handler_target;
+mod handshake;
+mod ingress_tls;
+mod key_check;
+mod key_rotation;
+mod log_lines;
+mod metrics;
+mod monitoring;
+mod nats_target;
+mod postgres_processes;
+mod postgres_service;
+mod public_abuse;
+mod public_limits;
+mod purge_crash;
+mod purge_gone;
+mod readiness;
+mod reconcile;
+mod refusals;
+mod reload;
+mod replay_unsigned_id;
+mod retention;
+mod secret_rules;
+mod segment_identity;
