@@ -1,6 +1,6 @@
 //! `[encryption]` and `[[encryption.key]]`, checked: the key ring that
 //! seals raw bodies and audit headers at rest (docs/architecture.md §6). Keys are held
-//! as their sources; `crate::encryption` reads them when the store opens.
+//! as their sources; `crate::secrets::encryption` reads them when the store opens.
 
 use std::collections::HashSet;
 use std::path::Path;

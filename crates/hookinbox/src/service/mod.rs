@@ -29,7 +29,7 @@ use crate::delivery::liveness::Liveness;
 use crate::delivery::{self, HandlerRegistry};
 use crate::endpoint::Endpoints;
 use crate::error::Error;
-use crate::key_reload::KeyReloader;
+use crate::secrets::key_reload::KeyReloader;
 use crate::reconcile::{self, Reconciler};
 use crate::reload::{self, Reloadable};
 use crate::storage::{self, OpenedStore};
