@@ -11,9 +11,9 @@ use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use hookinbox_verify::{adapter_for, Failure, SecretInput, Verified, Verifier};
 use secrecy::ExposeSecret;
 
-use crate::secrets::basic_auth::BasicAuth;
 use crate::config::{self, ConfigError, Settings};
 use crate::delivery::target::Target;
+use crate::secrets::basic_auth::BasicAuth;
 use crate::secrets::secret_matches::SecretMatches;
 use crate::secrets::secret_rules;
 

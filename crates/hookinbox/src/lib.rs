@@ -82,8 +82,7 @@ pub(crate) mod server;
 mod service;
 pub(crate) mod storage;
 pub(crate) mod telemetry;
-pub(crate) mod tls_certificate;
-pub(crate) mod tls_listener;
+pub(crate) mod tls;
 
 pub use delivery::HandlerRegistry;
 pub use error::Error;
