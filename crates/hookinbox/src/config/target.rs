@@ -129,40 +129,15 @@ impl Target {
         let sub = |name: &str| format!("{field}.{name}");
         let kind = match file.kind {
             TargetKindName::Handler => {
-                refuse_fields(
-                    &file,
-                    &[
-                        "url",
-                        "secret",
-                        "secret_env",
-                        "secret_file",
-                        "ca_file",
-                        "subject",
-                        "credentials_file",
-                    ],
-                    "a handler target runs in-process and takes no url, secret, ca_file, \
-                     subject or credentials_file",
-                    field,
-                )?;
+                HANDLER_FIELDS.refuse_others(&file, field)?;
                 TargetKind::Handler
             }
             TargetKindName::Http => {
-                refuse_fields(
-                    &file,
-                    &["subject", "credentials_file"],
-                    "only nats targets take a subject or a credentials_file",
-                    field,
-                )?;
+                HTTP_FIELDS.refuse_others(&file, field)?;
                 TargetKind::Http(http_destination(&file, field, base_dir)?)
             }
             TargetKindName::Nats => {
-                refuse_fields(
-                    &file,
-                    &["secret", "secret_env", "secret_file", "ca_file"],
-                    "a nats target takes no secret or ca_file (credentials go in \
-                     credentials_file)",
-                    field,
-                )?;
+                NATS_FIELDS.refuse_others(&file, field)?;
                 TargetKind::Nats(nats_destination(&file, field, base_dir)?)
             }
         };
@@ -178,30 +153,48 @@ impl Target {
     }
 }
 
-/// Refuses the first of the fields `names` that `file` sets, with `why`.
-fn refuse_fields(
-    file: &TargetFile,
-    names: &[&str],
-    why: &str,
-    field: &str,
-) -> Result<(), ConfigError> {
-    let set = [
-        ("url", file.url.is_some()),
-        ("ca_file", file.ca_file.is_some()),
-        ("secret", file.secret.is_some()),
-        ("secret_env", file.secret_env.is_some()),
-        ("secret_file", file.secret_file.is_some()),
-        ("subject", file.subject.is_some()),
-        ("credentials_file", file.credentials_file.is_some()),
-    ];
-    let refused = set
-        .iter()
-        .find(|(name, is_set)| *is_set && names.contains(name));
-    match refused {
-        Some((name, _)) => Err(ConfigError::invalid(format!("{field}.{name}"), why)),
-        None => Ok(()),
+/// The fields of `[[endpoint.target]]` that only some kinds take, which a
+/// kind declares it takes (docs/architecture.md §5). Each kind has its own
+/// declaration beside the function that builds it, so adding a kind edits
+/// no other kind's; a new field is listed once, in
+/// [`TargetFile::kind_fields`].
+struct KindFields {
+    /// The kind-specific fields this kind reads.
+    takes: &'static [&'static str],
+    /// Why any other is refused, in the words of this kind.
+    refusal: &'static str,
+}
+
+impl KindFields {
+    /// Refuses the first field `file` sets that this kind does not take,
+    /// naming it (`endpoint[0].target[1].subject`).
+    fn refuse_others(&self, file: &TargetFile, field: &str) -> Result<(), ConfigError> {
+        let refused = file
+            .kind_fields()
+            .into_iter()
+            .find(|(name, is_set)| *is_set && !self.takes.contains(name));
+        match refused {
+            Some((name, _)) => Err(ConfigError::invalid(
+                format!("{field}.{name}"),
+                self.refusal,
+            )),
+            None => Ok(()),
+        }
     }
 }
+
+/// `handler`: runs in the embedding program, so takes none of them.
+const HANDLER_FIELDS: KindFields = KindFields {
+    takes: &[],
+    refusal: "a handler target runs in-process and takes no url, secret, ca_file, \
+              subject or credentials_file",
+};
+
+/// `http`: a URL, the secret deliveries are signed with, and TLS roots.
+const HTTP_FIELDS: KindFields = KindFields {
+    takes: &["url", "secret", "secret_env", "secret_file", "ca_file"],
+    refusal: "only nats targets take a subject or a credentials_file",
+};
 
 fn http_destination(
     file: &TargetFile,
@@ -252,6 +245,13 @@ fn http_destination(
         timeout: positive(file.timeout, &sub("timeout"))?,
     })
 }
+
+/// `nats`: servers, a subject, and a credentials file.
+const NATS_FIELDS: KindFields = KindFields {
+    takes: &["url", "subject", "credentials_file"],
+    refusal: "a nats target takes no secret or ca_file (credentials go in \
+              credentials_file)",
+};
 
 fn nats_destination(
     file: &TargetFile,
@@ -367,6 +367,23 @@ pub struct TargetFile {
     /// Longest wait between two attempts.
     #[serde(default = "default_retry_cap", with = "humantime_serde")]
     pub retry_cap: Duration,
+}
+
+impl TargetFile {
+    /// Each field only some kinds take, in the order the file documents
+    /// them, and whether this target sets it. A kind's [`KindFields`] says
+    /// which of them it takes.
+    fn kind_fields(&self) -> [(&'static str, bool); 7] {
+        [
+            ("url", self.url.is_some()),
+            ("ca_file", self.ca_file.is_some()),
+            ("secret", self.secret.is_some()),
+            ("secret_env", self.secret_env.is_some()),
+            ("secret_file", self.secret_file.is_some()),
+            ("subject", self.subject.is_some()),
+            ("credentials_file", self.credentials_file.is_some()),
+        ]
+    }
 }
 
 /// `target.kind`.
