@@ -1,6 +1,6 @@
 //! An endpoint at run time: its verifier (adapter + key ring), limits and
 //! rate limiter, built once from configuration at start-up. Only the
-//! verifier can change afterwards: a key reload ([`crate::key_reload`])
+//! verifier can change afterwards: a key reload ([`crate::secrets::key_reload`])
 //! swaps it whole, with the key ring read from the new secret versions.
 
 use std::collections::HashMap;
@@ -11,11 +11,11 @@ use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use hookinbox_verify::{adapter_for, Failure, SecretInput, Verified, Verifier};
 use secrecy::ExposeSecret;
 
-use crate::basic_auth::BasicAuth;
 use crate::config::{self, ConfigError, Settings};
 use crate::delivery::target::Target;
-use crate::secret_matches::SecretMatches;
-use crate::secret_rules;
+use crate::secrets::basic_auth::BasicAuth;
+use crate::secrets::secret_matches::SecretMatches;
+use crate::secrets::secret_rules;
 
 /// One configured endpoint, ready to serve.
 pub struct Endpoint {

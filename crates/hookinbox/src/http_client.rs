@@ -13,7 +13,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::{Client, ResponseFuture};
 use hyper_util::rt::TokioExecutor;
 
-use crate::delivery::tls::TrustRoots;
+use crate::tls::client::TrustRoots;
 
 /// A pool of connections to one kind of URL.
 pub enum HttpClient {

@@ -59,13 +59,11 @@
 
 pub(crate) mod admin;
 pub(crate) mod app_state;
-pub(crate) mod basic_auth;
 pub mod cli;
 pub(crate) mod clock;
 pub(crate) mod commands;
 pub mod config;
 pub(crate) mod delivery;
-pub(crate) mod encryption;
 pub(crate) mod endpoint;
 mod error;
 pub(crate) mod event_replay;
@@ -74,22 +72,17 @@ pub(crate) mod failpoint;
 pub(crate) mod http_client;
 pub(crate) mod ingress;
 pub(crate) mod json_line;
-pub(crate) mod key_file;
-pub(crate) mod key_reload;
-pub(crate) mod key_status;
 pub(crate) mod metrics_sampler;
 pub(crate) mod periodic;
 pub(crate) mod reconcile;
 pub(crate) mod reload;
 pub(crate) mod retention;
-pub(crate) mod secret_matches;
-pub(crate) mod secret_rules;
+pub(crate) mod secrets;
 pub(crate) mod server;
 mod service;
 pub(crate) mod storage;
 pub(crate) mod telemetry;
-pub(crate) mod tls_certificate;
-pub(crate) mod tls_listener;
+pub(crate) mod tls;
 
 pub use delivery::HandlerRegistry;
 pub use error::Error;

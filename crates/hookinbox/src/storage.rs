@@ -12,7 +12,7 @@ use hookinbox_store::{
 };
 
 use crate::config::{self, ConfigError, Database, Encryption, PostgresDatabase};
-use crate::encryption::{self, MissingKeyFile};
+use crate::secrets::encryption::{self, MissingKeyFile};
 
 /// Why the configured store could not be opened.
 #[derive(Debug, thiserror::Error)]

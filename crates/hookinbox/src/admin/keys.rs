@@ -1,6 +1,6 @@
 //! `/admin/keys…`: the endpoints' key rings, behind the admin token.
 //!
-//! - `POST /admin/keys/reload` runs a key reload ([`crate::key_reload`]),
+//! - `POST /admin/keys/reload` runs a key reload ([`crate::secrets::key_reload`]),
 //!   as SIGHUP does, and answers its report: which endpoints' rings were
 //!   replaced, what could not be read (by field), and whether the file
 //!   changes something that needs a restart. `hookinbox keys reload` calls it.
@@ -16,8 +16,8 @@ use axum::response::{IntoResponse, Response};
 use super::api::ApiError;
 use crate::clock;
 use crate::json_line::JsonLine;
-use crate::key_reload::KeyReloader;
-use crate::key_status::KeysStatus;
+use crate::secrets::key_reload::KeyReloader;
+use crate::secrets::key_status::KeysStatus;
 
 /// What a process without key rings (`work`) answers, as a 404.
 const NO_KEY_RINGS: &str = "no key rings in this process";

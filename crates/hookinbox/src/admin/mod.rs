@@ -37,7 +37,7 @@ use cross_site::CrossSite;
 
 use crate::config::{self, ConfigError};
 use crate::error::Error;
-use crate::key_reload::KeyReloader;
+use crate::secrets::key_reload::KeyReloader;
 use crate::server::{self, HttpLimits};
 use crate::telemetry::{CommitQueueDepth, MetricsHandle};
 use host_allowlist::HostAllowlist;

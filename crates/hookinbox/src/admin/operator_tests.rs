@@ -25,7 +25,7 @@ use super::host_allowlist::HostAllowlist;
 use super::token::AdminToken;
 use crate::config::{self, SecretSource};
 use crate::endpoint;
-use crate::key_reload::KeyReloader;
+use crate::secrets::key_reload::KeyReloader;
 
 const TOKEN: &str = "admin-t0ken-for-router-tests";
 const HOST: &str = "127.0.0.1:9090";

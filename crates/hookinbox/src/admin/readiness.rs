@@ -39,8 +39,8 @@ use super::free_disk::{DiskCheck, DiskFloor};
 use crate::clock;
 use crate::delivery::liveness::Liveness;
 use crate::json_line::JsonLine;
-use crate::key_reload::KeyReloader;
 use crate::periodic::{spawn_every, FirstRun};
+use crate::secrets::key_reload::KeyReloader;
 use crate::telemetry::ReadinessChecked;
 
 /// How long the storage check may take before it counts as failing: a

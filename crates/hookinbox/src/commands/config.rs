@@ -27,7 +27,7 @@ pub(crate) fn run(command: ConfigCommand) -> anyhow::Result<()> {
 fn check(path: &Path, json: bool) -> anyhow::Result<()> {
     let settings = config::load(path)?;
     Components::build(&settings)?;
-    crate::encryption::check(&settings.encryption)?;
+    crate::secrets::encryption::check(&settings.encryption)?;
     for endpoint in &settings.endpoints {
         for target in &endpoint.targets {
             if matches!(target.kind, config::TargetKind::Handler) {

@@ -19,8 +19,8 @@ use hyper_util::rt::TokioExecutor;
 use crate::admin::token::AdminToken;
 use crate::cli::KeysCommand;
 use crate::config;
-use crate::key_reload::ReloadReport;
-use crate::key_status::KeysStatus;
+use crate::secrets::key_reload::ReloadReport;
+use crate::secrets::key_status::KeysStatus;
 
 /// How long the admin listener may take to answer.
 const ADMIN_TIMEOUT: Duration = Duration::from_secs(30);

@@ -1,15 +1,16 @@
-//! `[admin]`, checked: the admin listener's address, where its token comes
+//! `[admin]`, as parsed (the `*File`
+//! structs) and checked: the admin listener's address, where its token comes
 //! from, its `Host` allowlist and limits.
 
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Serialize;
+use secrecy::SecretString;
+use serde::{Deserialize, Serialize};
 
 use super::checks::{non_zero_usize, positive};
-use super::file::AdminFile;
 use super::secret_source::{SecretFields, SecretSource};
 use super::ConfigError;
 
@@ -96,4 +97,47 @@ fn token_required(
         ));
     }
     Ok(())
+}
+
+/// `[admin]`: metrics and readiness, kept off the public port.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdminFile {
+    /// Address of the admin listener; keep it on loopback or a private network.
+    pub listen: SocketAddr,
+    /// The bearer token every admin request needs, inline (prefer `token_env`
+    /// or `token_file`). Required when `listen` is not a loopback address.
+    #[serde(
+        default,
+        deserialize_with = "super::inline_secret::deserialize",
+        skip_serializing
+    )]
+    pub token: Option<SecretString>,
+    /// The bearer token from an environment variable.
+    pub token_env: Option<String>,
+    /// The bearer token from a file (trailing newline trimmed; relative to the config file).
+    pub token_file: Option<PathBuf>,
+    /// `Host` header values admitted besides an IP address or `localhost`
+    /// with the listen port (the DNS rebinding guard), exactly as clients
+    /// send them: `"admin.internal:9090"`, or a bare name behind a proxy on
+    /// the default port.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// Time for a request head to arrive; an idle keep-alive connection is
+    /// closed after it too.
+    #[serde(
+        default = "default_admin_header_read_timeout",
+        with = "humantime_serde"
+    )]
+    pub header_read_timeout: Duration,
+    /// Admin connections open at once; further ones wait until one closes.
+    #[serde(default = "default_admin_max_connections")]
+    pub max_connections: usize,
+}
+
+fn default_admin_header_read_timeout() -> Duration {
+    Duration::from_secs(5)
+}
+fn default_admin_max_connections() -> usize {
+    16
 }

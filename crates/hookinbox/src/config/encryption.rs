@@ -1,14 +1,15 @@
-//! `[encryption]` and `[[encryption.key]]`, checked: the key ring that
+//! `[encryption]` and `[[encryption.key]]`, as parsed (the `*File`
+//! structs) and checked: the key ring that
 //! seals raw bodies and audit headers at rest (docs/architecture.md §6). Keys are held
-//! as their sources; `crate::encryption` reads them when the store opens.
+//! as their sources; `crate::secrets::encryption` reads them when the store opens.
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use hookinbox_store::encryption_keys::MAX_KEY_ID_BYTES;
-use serde::Serialize;
+use secrecy::SecretString;
+use serde::{Deserialize, Serialize};
 
-use super::file::EncryptionFile;
 use super::secret_source::{SecretFields, SecretSource};
 use super::ConfigError;
 
@@ -112,6 +113,45 @@ impl Encryption {
             keys,
         })
     }
+}
+
+/// `[encryption]`: the key ring that seals raw bodies and audit headers at
+/// rest.
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EncryptionFile {
+    /// The id of the key new records are sealed with; may be left out when
+    /// there is one key.
+    pub active: Option<String>,
+    /// Start without any key, storing bodies and audit headers in plaintext.
+    #[serde(default)]
+    pub allow_plaintext: bool,
+    /// The keys: the active one and older ones kept to open what they sealed.
+    #[serde(default)]
+    pub key: Vec<EncryptionKeyFile>,
+}
+
+/// `[[encryption.key]]`: one key of the ring, 32 bytes in base64.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EncryptionKeyFile {
+    /// The key's id, stored with every record it seals (1–64 visible ASCII characters).
+    pub id: String,
+    /// The key itself (development only: prefer `value_env` or `value_file`).
+    #[serde(
+        default,
+        deserialize_with = "super::inline_secret::deserialize",
+        skip_serializing
+    )]
+    pub value: Option<SecretString>,
+    /// The name of an environment variable holding the key.
+    pub value_env: Option<String>,
+    /// A file holding the key (trailing newline trimmed; relative to the config file).
+    pub value_file: Option<PathBuf>,
+    /// With `value_file`: when the file is missing, `serve` creates it (0600)
+    /// with a new random key. For development only.
+    #[serde(default)]
+    pub create_if_missing: bool,
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! `[[endpoint]]`, checked: its id, provider scheme, limits, key ring
+//! `[[endpoint]]`, as parsed (the `*File`
+//! structs) and checked: its id, provider scheme, limits, key ring
 //! sources, credential and targets.
 //!
 //! The provider's adapter is built once here, so an unknown provider, a
@@ -6,22 +7,19 @@
 //! `basic_auth` stop the configuration, not a later step.
 
 use std::num::NonZeroUsize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use hookinbox_verify::providers::generic_hmac::{GenericHmacSettings, HmacAlgorithm};
 use hookinbox_verify::{adapter_for, AdapterSettings, SettingsError, SignatureEncoding};
-use serde::Serialize;
+use secrecy::SecretString;
+use serde::{Deserialize, Serialize};
 
 use super::checks::{non_zero_usize, whole_seconds};
-use super::file::{
-    BasicAuthFile, EndpointFile, GenericHmacFile, HmacAlgorithmName, SecretFile,
-    SignatureEncodingName,
-};
-use super::reconcile::EndpointReconcile;
+use super::reconcile::{EndpointReconcile, EndpointReconcileFile};
 use super::secret_source::{SecretFields, SecretSource};
-use super::server::RateLimit;
-use super::target::Target;
+use super::server::{RateLimit, RateLimitFile};
+use super::target::{Target, TargetFile};
 use super::ConfigError;
 
 /// Largest `max_body_bytes` an endpoint may set: a body is held in memory whole.
@@ -378,4 +376,177 @@ fn provider_error(error: SettingsError, index: usize) -> ConfigError {
             ConfigError::invalid(format!("endpoint[{index}].provider"), unknown.to_string())
         }
     }
+}
+
+/// `[[endpoint]]`: one webhook endpoint, a provider scheme and its key ring.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointFile {
+    /// The path segment: the endpoint is served at `/hooks/{id}`.
+    pub id: String,
+    /// The provider scheme (`stripe`, `github`, `lab`, `generic_hmac`, …).
+    pub provider: String,
+    /// How far a signed timestamp may be from now, either way; the
+    /// provider's own default when absent. Whole seconds.
+    #[serde(default, with = "humantime_serde")]
+    pub tolerance: Option<Duration>,
+    /// Largest accepted body in bytes (at most 64 MiB).
+    #[serde(default = "default_max_body_bytes")]
+    pub max_body_bytes: usize,
+    /// The public URL the provider was given, for schemes that sign the URL
+    /// (Twilio, Square).
+    pub public_url: Option<String>,
+    /// Accepted media types; `"*"` accepts any. `application/json` also
+    /// takes `application/*+json`.
+    #[serde(default = "default_content_types")]
+    pub content_types: Vec<String>,
+    /// Event types to store; others are acknowledged and ignored. A trailing
+    /// `*` matches a prefix. Absent: every type is stored.
+    pub event_types: Option<Vec<String>>,
+    /// Per-endpoint request rate limit, charged by verified requests only.
+    pub rate_limit: Option<RateLimitFile>,
+    /// JSON pointer to the object id in the body, for per-object ordering
+    /// (overrides what the provider adapter reads).
+    pub object_id: Option<String>,
+    /// JSON pointer to a version of that object that only grows (an integer,
+    /// or a string of digits); required with `object_id` for ordering.
+    pub object_version: Option<String>,
+    /// HTTP basic auth required on every request, besides the signature;
+    /// required for providers whose signature does not cover the body (Mailgun).
+    pub basic_auth: Option<BasicAuthFile>,
+    /// The scheme of a `provider = "generic_hmac"` endpoint.
+    pub generic_hmac: Option<GenericHmacFile>,
+    /// The key ring: every version trusted now (current and previous during a rotation).
+    #[serde(default)]
+    pub secret: Vec<SecretFile>,
+    /// Where accepted events are delivered; one delivery row per target per event.
+    #[serde(default)]
+    pub target: Vec<TargetFile>,
+    /// `stripe` endpoints: list the provider's recent events through its
+    /// API and store those whose webhook never arrived.
+    pub reconcile: Option<EndpointReconcileFile>,
+}
+
+fn default_max_body_bytes() -> usize {
+    1024 * 1024
+}
+fn default_content_types() -> Vec<String> {
+    vec![
+        "application/json".into(),
+        "application/x-www-form-urlencoded".into(),
+    ]
+}
+
+/// `[[endpoint.secret]]`: one version of an endpoint's key ring.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecretFile {
+    /// The operator's name for this version; recorded with every event it verifies.
+    pub version: String,
+    /// The secret itself (development only: prefer `value_env` or `value_file`).
+    #[serde(
+        default,
+        deserialize_with = "super::inline_secret::deserialize",
+        skip_serializing
+    )]
+    pub value: Option<SecretString>,
+    /// The name of an environment variable holding the secret.
+    pub value_env: Option<String>,
+    /// A file holding the secret (trailing newline trimmed; relative to the config file).
+    pub value_file: Option<PathBuf>,
+    /// Trusted from this unix second on.
+    pub not_before: Option<i64>,
+    /// Retired after this unix second.
+    pub not_after: Option<i64>,
+}
+
+/// `basic_auth = { username = "…", password_env = "…" }` on an endpoint.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BasicAuthFile {
+    /// The user name the provider sends (no `:`).
+    pub username: String,
+    /// The password itself (development only: prefer `password_env` or `password_file`).
+    #[serde(
+        default,
+        deserialize_with = "super::inline_secret::deserialize",
+        skip_serializing
+    )]
+    pub password: Option<SecretString>,
+    /// The name of an environment variable holding the password.
+    pub password_env: Option<String>,
+    /// A file holding the password (trailing newline trimmed; relative to the config file).
+    pub password_file: Option<PathBuf>,
+}
+
+/// `[endpoint.generic_hmac]`: how a sender without a dedicated adapter
+/// signs (`hookinbox_verify::providers::generic_hmac`). The verify crate
+/// checks the combination; this is only its TOML spelling, with durations
+/// as humantime strings like every other duration of the file.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct GenericHmacFile {
+    /// The header that carries the signature (`X-Signature`).
+    pub signature_header: String,
+    /// Text before the encoded signature in its header (`sha256=`).
+    pub signature_prefix: Option<String>,
+    /// The exact signed bytes, as a template over `{body}` (required),
+    /// `{timestamp}` and `{id}` (the headers' values as sent).
+    #[serde(default = "default_signed_content")]
+    pub signed_content: String,
+    /// `sha256` or `sha1`.
+    #[serde(default = "default_algorithm")]
+    pub algorithm: HmacAlgorithmName,
+    /// `hex` or `base64`: how the signature is written in its header.
+    #[serde(default = "default_encoding")]
+    pub encoding: SignatureEncodingName,
+    /// The header that carries the signed timestamp, in integer unix seconds.
+    pub timestamp_header: Option<String>,
+    /// How far that timestamp may be from now, either way; only with
+    /// `timestamp_header` (default 5 minutes then). Whole seconds.
+    #[serde(default, with = "humantime_serde")]
+    pub tolerance: Option<Duration>,
+    /// The header that carries the event id (or `id_pointer`, not both).
+    pub id_header: Option<String>,
+    /// A JSON pointer (`/id`) to the event id in the body.
+    pub id_pointer: Option<String>,
+    /// The header that carries the event type, if any.
+    pub type_header: Option<String>,
+    /// A JSON pointer to the event type in the body, if any.
+    pub type_pointer: Option<String>,
+    /// How long the sender may redeliver one event: the minimum dedup
+    /// retention. Whole seconds.
+    #[serde(default = "default_redelivery_window", with = "humantime_serde")]
+    pub redelivery_window: Duration,
+}
+
+fn default_signed_content() -> String {
+    "{body}".to_owned()
+}
+fn default_algorithm() -> HmacAlgorithmName {
+    HmacAlgorithmName::Sha256
+}
+fn default_encoding() -> SignatureEncodingName {
+    SignatureEncodingName::Hex
+}
+/// Three days: long enough for the retry schedules of most senders, since a
+/// generic sender's own window is unknown.
+fn default_redelivery_window() -> Duration {
+    Duration::from_secs(3 * 24 * 3600)
+}
+
+/// `generic_hmac.algorithm`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HmacAlgorithmName {
+    Sha256,
+    Sha1,
+}
+
+/// `generic_hmac.encoding`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SignatureEncodingName {
+    Hex,
+    Base64,
 }

@@ -2,7 +2,8 @@
 //!
 //! 1. **Parse** ([`file`]): serde reads the TOML into structs that are the
 //!    file's exact shape — unknown fields refused, defaults filled in,
-//!    durations as humantime strings (`"30s"`).
+//!    durations as humantime strings (`"30s"`). Each section's struct sits
+//!    beside its checked type (`StorageFile` beside [`Storage`]).
 //! 2. **Check** ([`Settings`]): every rule is applied once, here, and the
 //!    result is held in types that cannot be wrong (`NonZero*`, `Duration`,
 //!    a parsed `Uri`, one [`SecretSource`] for every secret). Errors name the
@@ -13,7 +14,7 @@
 //!    certificate files but check nothing the settings already guarantee.
 //!
 //! [`EXAMPLE`] is a complete, commented configuration (`hookinbox config
-//! example`); `reference_tests` hold it, the structs of `file` and the
+//! example`); `reference_tests` hold it, the `*File` structs and the
 //! reference in docs/configuration.md to the same fields.
 
 mod admin;

@@ -1,15 +1,16 @@
-//! `[reconcile]` and `[endpoint.reconcile]`, checked: the background pass
+//! `[reconcile]` and `[endpoint.reconcile]`, as parsed (the `*File`
+//! structs) and checked: the background pass
 //! of `serve`, and a provider's event list to compare the inbox with.
 
 use std::num::{NonZeroU32, NonZeroUsize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use hyper::Uri;
-use serde::{Serialize, Serializer};
+use secrecy::SecretString;
+use serde::{Deserialize, Serialize, Serializer};
 
 use super::checks::{non_zero_usize, positive, whole_seconds};
-use super::file::{EndpointReconcileFile, ReconcileFile};
 use super::secret_source::{SecretFields, SecretSource};
 use super::ConfigError;
 
@@ -125,4 +126,95 @@ impl EndpointReconcile {
             timeout: positive(file.timeout, &sub("timeout"))?,
         })
     }
+}
+
+/// `[reconcile]`: what `serve` repairs in the background, and how
+/// `hookinbox reconcile` looks.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReconcileFile {
+    /// Whether `serve` reconciles every `interval` (repairing what is safe).
+    #[serde(default = "default_true")]
+    pub enabled: bool,
+    /// How often `serve` reconciles.
+    #[serde(default = "default_reconcile_interval", with = "humantime_serde")]
+    pub interval: Duration,
+    /// Events accepted this long ago or later are checked for missing
+    /// delivery rows (leases and statuses are checked whatever their age).
+    #[serde(default = "default_reconcile_lookback", with = "humantime_serde")]
+    pub lookback: Duration,
+    /// Most items of each kind repaired in one pass.
+    #[serde(default = "default_reconcile_batch")]
+    pub batch: usize,
+}
+
+fn default_true() -> bool {
+    true
+}
+fn default_reconcile_interval() -> Duration {
+    Duration::from_secs(15 * 60)
+}
+fn default_reconcile_lookback() -> Duration {
+    Duration::from_secs(24 * 3600)
+}
+fn default_reconcile_batch() -> usize {
+    1000
+}
+
+impl Default for ReconcileFile {
+    fn default() -> Self {
+        ReconcileFile {
+            enabled: default_true(),
+            interval: default_reconcile_interval(),
+            lookback: default_reconcile_lookback(),
+            batch: default_reconcile_batch(),
+        }
+    }
+}
+
+/// `[endpoint.reconcile]`: the provider's event list, for a `stripe`
+/// endpoint (`GET /v1/events`).
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointReconcileFile {
+    /// The API key (a restricted key that may read events), inline
+    /// (development only: prefer `api_key_env` or `api_key_file`).
+    #[serde(
+        default,
+        deserialize_with = "super::inline_secret::deserialize",
+        skip_serializing
+    )]
+    pub api_key: Option<SecretString>,
+    /// The API key from an environment variable.
+    pub api_key_env: Option<String>,
+    /// The API key from a file (trailing newline trimmed; relative to the config file).
+    pub api_key_file: Option<PathBuf>,
+    /// Where the API is: `https://` (or `http://` for a local stand-in).
+    #[serde(default = "default_stripe_api")]
+    pub base_url: String,
+    /// How far back each pass lists events (`created[gte]`); at most 30
+    /// days, all Stripe keeps. Whole seconds.
+    #[serde(default = "default_provider_lookback", with = "humantime_serde")]
+    pub lookback: Duration,
+    /// Events asked for per page (`limit`, 1–100).
+    #[serde(default = "default_page_size")]
+    pub page_size: u32,
+    /// How long one API request may take.
+    #[serde(default = "default_api_timeout", with = "humantime_serde")]
+    pub timeout: Duration,
+}
+
+fn default_stripe_api() -> String {
+    "https://api.stripe.com".into()
+}
+/// Three days: Stripe's own retries cover that long, so a pass sees every
+/// event a retry could still bring.
+fn default_provider_lookback() -> Duration {
+    Duration::from_secs(3 * 24 * 3600)
+}
+fn default_page_size() -> u32 {
+    100
+}
+fn default_api_timeout() -> Duration {
+    Duration::from_secs(10)
 }

@@ -168,9 +168,9 @@ fn no_structure_built_from_a_configuration_prints_a_secret() {
         let header = token.authorization().unwrap();
         assert_no_secret("its Authorization header", &format!("{header:?}"));
 
-        let keys = crate::encryption::load(
+        let keys = crate::secrets::encryption::load(
             &settings.encryption,
-            crate::encryption::MissingKeyFile::Refuse,
+            crate::secrets::encryption::MissingKeyFile::Refuse,
         )
         .unwrap()
         .unwrap();
@@ -242,9 +242,9 @@ fn a_bad_secret_is_refused_naming_its_field_and_never_its_value() {
             "[[encryption.key]]\nid = \"k1\"\nvalue = \"{key}\"\n[[endpoint]]\nid = \"lab\"\nprovider = \"lab\"\n[[endpoint.secret]]\nversion = \"1\"\nvalue = \"a-long-enough-lab-secret\"\n"
         );
         let settings = parse(&text, base).unwrap();
-        let error = crate::encryption::load(
+        let error = crate::secrets::encryption::load(
             &settings.encryption,
-            crate::encryption::MissingKeyFile::Refuse,
+            crate::secrets::encryption::MissingKeyFile::Refuse,
         )
         .unwrap_err();
         assert_refused_by_field(error, "encryption.key[0].value");

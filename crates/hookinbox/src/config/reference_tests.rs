@@ -8,7 +8,7 @@
 //!   the fields of every table, and its values are the defaults;
 //! - docs/configuration.md documents every field under its table's heading.
 //!
-//! So a field added to `file.rs` fails these tests until the example and
+//! So a field added to a `*File` struct fails these tests until the example and
 //! the reference show it, and a field removed fails them until both drop it.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -16,11 +16,16 @@ use std::path::Path;
 
 use serde::de::DeserializeOwned;
 
-use super::file::{
-    AdminFile, BasicAuthFile, ConfigFile, DeliveryFile, EncryptionFile, EncryptionKeyFile,
-    EndpointFile, EndpointReconcileFile, GenericHmacFile, MetricsFile, RateLimitFile,
-    ReconcileFile, RetentionFile, SecretFile, ServerFile, StorageFile, TargetFile, TlsFile,
-};
+use super::admin::AdminFile;
+use super::encryption::{EncryptionFile, EncryptionKeyFile};
+use super::endpoint::{BasicAuthFile, EndpointFile, GenericHmacFile, SecretFile};
+use super::file::ConfigFile;
+use super::metrics::MetricsFile;
+use super::reconcile::{EndpointReconcileFile, ReconcileFile};
+use super::retention::RetentionFile;
+use super::server::{RateLimitFile, ServerFile, TlsFile};
+use super::storage::{DeliveryFile, StorageFile};
+use super::target::TargetFile;
 use super::*;
 
 /// Every table of the file (as a dotted path) and the fields serde accepts in it.

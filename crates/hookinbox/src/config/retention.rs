@@ -1,14 +1,14 @@
-//! `[retention]`, checked: how long bodies, dedup records and dead
+//! `[retention]`, as parsed (the `*File`
+//! structs) and checked: how long bodies, dedup records and dead
 //! deliveries are kept, and how the purge runs.
 
 use std::num::NonZeroUsize;
 use std::time::Duration;
 
 use hookinbox_store::RetentionPolicy;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::checks::{non_zero_usize, positive};
-use super::file::RetentionFile;
 use super::ConfigError;
 
 /// The retention rules as configured; `None` keeps that data for ever.
@@ -58,6 +58,49 @@ impl Retention {
             raw_payload: self.raw_payload,
             dedup: self.dedup.map(|dedup| dedup.max(min_dedup)),
             dead_deliveries: self.dead_deliveries,
+        }
+    }
+}
+
+/// `[retention]`: how long each kind of data is kept; every rule is off
+/// (kept for ever) unless set.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetentionFile {
+    /// Bodies and audit headers of events older than this are dropped; the
+    /// rows stay.
+    #[serde(default, with = "humantime_serde")]
+    pub raw_payload: Option<Duration>,
+    /// Events older than this are deleted whole; never less than the
+    /// longest redelivery window of the endpoints' providers.
+    #[serde(default, with = "humantime_serde")]
+    pub dedup: Option<Duration>,
+    /// DEAD deliveries older than this are deleted with their attempts.
+    #[serde(default, with = "humantime_serde")]
+    pub dead_deliveries: Option<Duration>,
+    /// How often `serve` purges.
+    #[serde(default = "default_purge_interval", with = "humantime_serde")]
+    pub purge_interval: Duration,
+    /// Items purged per rule in one transaction.
+    #[serde(default = "default_purge_batch")]
+    pub batch: usize,
+}
+
+fn default_purge_interval() -> Duration {
+    Duration::from_secs(5 * 60)
+}
+fn default_purge_batch() -> usize {
+    1000
+}
+
+impl Default for RetentionFile {
+    fn default() -> Self {
+        RetentionFile {
+            raw_payload: None,
+            dedup: None,
+            dead_deliveries: None,
+            purge_interval: default_purge_interval(),
+            batch: default_purge_batch(),
         }
     }
 }

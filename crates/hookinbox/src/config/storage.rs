@@ -1,15 +1,15 @@
-//! `[storage]` and `[delivery]`, checked.
+//! `[storage]` and `[delivery]`, as parsed (the `*File`
+//! structs) and checked.
 
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use hookinbox_store::{PostgresUrl, StorageUrl};
-use secrecy::ExposeSecret;
-use serde::{Serialize, Serializer};
+use hookinbox_store::{PostgresOptions, PostgresUrl, SqliteOptions, StorageUrl};
+use secrecy::{ExposeSecret, SecretString};
+use serde::{Deserialize, Serialize, Serializer};
 
 use super::checks::{non_zero_usize, positive};
-use super::file::{DeliveryFile, StorageFile};
 use super::secret_source::{SecretFields, SecretSource};
 use super::ConfigError;
 
@@ -191,5 +191,151 @@ impl Delivery {
             poll_interval: positive(file.poll_interval, "delivery.poll_interval")?,
             rescue_interval: positive(file.rescue_interval, "delivery.rescue_interval")?,
         })
+    }
+}
+
+/// `[storage]`: where events are stored.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct StorageFile {
+    /// `sqlite://PATH` (created if missing; relative to this file's
+    /// directory) or `postgres://USER@HOST:PORT/DB` (`?sslmode=…`).
+    // A secret until parsed: a PostgreSQL URL may carry the password.
+    #[serde(
+        default = "default_storage_url",
+        serialize_with = "super::printable::url_without_password"
+    )]
+    pub url: SecretString,
+    /// PostgreSQL: the name of an environment variable holding the
+    /// password, when it is not in the URL.
+    pub password_env: Option<String>,
+    /// PostgreSQL: a file holding the password (trailing newline trimmed;
+    /// relative to this file).
+    pub password_file: Option<PathBuf>,
+    /// PostgreSQL: the schema holding hookinbox's tables (created by the
+    /// migration); the server's default when unset.
+    pub schema: Option<String>,
+    /// PostgreSQL: most connections this process opens.
+    #[serde(default = "default_pool_size")]
+    pub pool_size: usize,
+    /// PostgreSQL: longest wait to connect, or for a free pooled connection.
+    #[serde(default = "default_connect_timeout", with = "humantime_serde")]
+    pub connect_timeout: Duration,
+    /// Longest a request waits for its commit (queue included). Past it the
+    /// answer is 503 + `Retry-After`: the outcome is unknown, and the
+    /// provider's retry is deduplicated. A frozen or very slow disk then
+    /// looks to providers like an outage they retry, not like a timeout of
+    /// their own.
+    #[serde(default = "default_commit_timeout", with = "humantime_serde")]
+    pub commit_timeout: Duration,
+    /// How long a commit waits for the database's write lock while another
+    /// process holds it before answering 503.
+    #[serde(default = "default_busy_timeout", with = "humantime_serde")]
+    pub busy_timeout: Duration,
+    /// Writes that may wait for the writer at once; beyond it requests get 503.
+    #[serde(default = "default_queue_capacity")]
+    pub queue_capacity: usize,
+    /// Most events committed in one transaction.
+    #[serde(default = "default_max_batch_events")]
+    pub max_batch_events: usize,
+    /// SQLite: `/readyz` fails (`disk`) while the filesystem holding the
+    /// database has fewer bytes free than this. Not checked for PostgreSQL,
+    /// whose disk is the server's.
+    #[serde(default = "default_min_free_disk_bytes")]
+    pub min_free_disk_bytes: u64,
+    /// SQLite: new bodies are refused (503) while writing them would leave
+    /// fewer bytes free, so SQLite keeps room to checkpoint and to purge on
+    /// a full disk. 0 keeps none.
+    #[serde(default = "default_disk_reserve_bytes")]
+    pub disk_reserve_bytes: u64,
+}
+
+/// One GiB: room for the WAL to grow between checkpoints and for a burst
+/// of bodies, with time left to act before writes fail.
+fn default_min_free_disk_bytes() -> u64 {
+    1 << 30
+}
+
+fn default_storage_url() -> SecretString {
+    "sqlite://hookinbox.db".into()
+}
+fn default_commit_timeout() -> Duration {
+    Duration::from_secs(2)
+}
+// The store's own defaults, so a config without `[storage]` and a store
+// opened by a library user behave the same.
+fn default_busy_timeout() -> Duration {
+    SqliteOptions::DEFAULT_BUSY_TIMEOUT
+}
+fn default_queue_capacity() -> usize {
+    SqliteOptions::DEFAULT_QUEUE_CAPACITY
+}
+fn default_max_batch_events() -> usize {
+    SqliteOptions::DEFAULT_MAX_BATCH_EVENTS
+}
+fn default_disk_reserve_bytes() -> u64 {
+    SqliteOptions::DEFAULT_DISK_RESERVE_BYTES
+}
+fn default_pool_size() -> usize {
+    PostgresOptions::DEFAULT_POOL_SIZE
+}
+fn default_connect_timeout() -> Duration {
+    PostgresOptions::DEFAULT_CONNECT_TIMEOUT
+}
+
+impl Default for StorageFile {
+    fn default() -> Self {
+        StorageFile {
+            url: default_storage_url(),
+            password_env: None,
+            password_file: None,
+            schema: None,
+            pool_size: default_pool_size(),
+            connect_timeout: default_connect_timeout(),
+            commit_timeout: default_commit_timeout(),
+            busy_timeout: default_busy_timeout(),
+            queue_capacity: default_queue_capacity(),
+            max_batch_events: default_max_batch_events(),
+            min_free_disk_bytes: default_min_free_disk_bytes(),
+            disk_reserve_bytes: default_disk_reserve_bytes(),
+        }
+    }
+}
+
+/// `[delivery]`: how workers lease and poll, for all targets.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeliveryFile {
+    /// How long a worker holds a leased delivery before another may take
+    /// it; at least twice an HTTP or NATS target's `timeout` is used. Workers
+    /// heartbeat at a third of it.
+    #[serde(default = "default_lease", with = "humantime_serde")]
+    pub lease: Duration,
+    /// How often idle workers look for due deliveries when nothing wakes
+    /// them (events accepted by another process, retries coming due).
+    #[serde(default = "default_poll_interval", with = "humantime_serde")]
+    pub poll_interval: Duration,
+    /// How often expired leases are returned to PENDING.
+    #[serde(default = "default_rescue_interval", with = "humantime_serde")]
+    pub rescue_interval: Duration,
+}
+
+fn default_lease() -> Duration {
+    Duration::from_secs(30)
+}
+fn default_poll_interval() -> Duration {
+    Duration::from_millis(250)
+}
+fn default_rescue_interval() -> Duration {
+    Duration::from_secs(5)
+}
+
+impl Default for DeliveryFile {
+    fn default() -> Self {
+        DeliveryFile {
+            lease: default_lease(),
+            poll_interval: default_poll_interval(),
+            rescue_interval: default_rescue_interval(),
+        }
     }
 }

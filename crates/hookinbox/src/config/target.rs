@@ -1,4 +1,5 @@
-//! `[[endpoint.target]]`, checked: where events go and the retry budget.
+//! `[[endpoint.target]]`, as parsed (the `*File`
+//! structs) and checked: where events go and the retry budget.
 //! What a kind of target takes is in its variant, so an `http` target
 //! without a URL or a `handler` target with a secret cannot be represented.
 
@@ -8,10 +9,10 @@ use std::time::Duration;
 
 use async_nats::ServerAddr;
 use hyper::Uri;
-use serde::{Serialize, Serializer};
+use secrecy::SecretString;
+use serde::{Deserialize, Serialize, Serializer};
 
 use super::checks::{non_zero_u32, non_zero_usize, positive};
-use super::file::{TargetFile, TargetKindName};
 use super::nats_subject::SubjectTemplate;
 use super::secret_source::{SecretFields, SecretSource};
 use super::ConfigError;
@@ -128,40 +129,15 @@ impl Target {
         let sub = |name: &str| format!("{field}.{name}");
         let kind = match file.kind {
             TargetKindName::Handler => {
-                refuse_fields(
-                    &file,
-                    &[
-                        "url",
-                        "secret",
-                        "secret_env",
-                        "secret_file",
-                        "ca_file",
-                        "subject",
-                        "credentials_file",
-                    ],
-                    "a handler target runs in-process and takes no url, secret, ca_file, \
-                     subject or credentials_file",
-                    field,
-                )?;
+                HANDLER_FIELDS.refuse_others(&file, field)?;
                 TargetKind::Handler
             }
             TargetKindName::Http => {
-                refuse_fields(
-                    &file,
-                    &["subject", "credentials_file"],
-                    "only nats targets take a subject or a credentials_file",
-                    field,
-                )?;
+                HTTP_FIELDS.refuse_others(&file, field)?;
                 TargetKind::Http(http_destination(&file, field, base_dir)?)
             }
             TargetKindName::Nats => {
-                refuse_fields(
-                    &file,
-                    &["secret", "secret_env", "secret_file", "ca_file"],
-                    "a nats target takes no secret or ca_file (credentials go in \
-                     credentials_file)",
-                    field,
-                )?;
+                NATS_FIELDS.refuse_others(&file, field)?;
                 TargetKind::Nats(nats_destination(&file, field, base_dir)?)
             }
         };
@@ -177,30 +153,48 @@ impl Target {
     }
 }
 
-/// Refuses the first of the fields `names` that `file` sets, with `why`.
-fn refuse_fields(
-    file: &TargetFile,
-    names: &[&str],
-    why: &str,
-    field: &str,
-) -> Result<(), ConfigError> {
-    let set = [
-        ("url", file.url.is_some()),
-        ("ca_file", file.ca_file.is_some()),
-        ("secret", file.secret.is_some()),
-        ("secret_env", file.secret_env.is_some()),
-        ("secret_file", file.secret_file.is_some()),
-        ("subject", file.subject.is_some()),
-        ("credentials_file", file.credentials_file.is_some()),
-    ];
-    let refused = set
-        .iter()
-        .find(|(name, is_set)| *is_set && names.contains(name));
-    match refused {
-        Some((name, _)) => Err(ConfigError::invalid(format!("{field}.{name}"), why)),
-        None => Ok(()),
+/// The fields of `[[endpoint.target]]` that only some kinds take, which a
+/// kind declares it takes (docs/architecture.md §5). Each kind has its own
+/// declaration beside the function that builds it, so adding a kind edits
+/// no other kind's; a new field is listed once, in
+/// [`TargetFile::kind_fields`].
+struct KindFields {
+    /// The kind-specific fields this kind reads.
+    takes: &'static [&'static str],
+    /// Why any other is refused, in the words of this kind.
+    refusal: &'static str,
+}
+
+impl KindFields {
+    /// Refuses the first field `file` sets that this kind does not take,
+    /// naming it (`endpoint[0].target[1].subject`).
+    fn refuse_others(&self, file: &TargetFile, field: &str) -> Result<(), ConfigError> {
+        let refused = file
+            .kind_fields()
+            .into_iter()
+            .find(|(name, is_set)| *is_set && !self.takes.contains(name));
+        match refused {
+            Some((name, _)) => Err(ConfigError::invalid(
+                format!("{field}.{name}"),
+                self.refusal,
+            )),
+            None => Ok(()),
+        }
     }
 }
+
+/// `handler`: runs in the embedding program, so takes none of them.
+const HANDLER_FIELDS: KindFields = KindFields {
+    takes: &[],
+    refusal: "a handler target runs in-process and takes no url, secret, ca_file, \
+              subject or credentials_file",
+};
+
+/// `http`: a URL, the secret deliveries are signed with, and TLS roots.
+const HTTP_FIELDS: KindFields = KindFields {
+    takes: &["url", "secret", "secret_env", "secret_file", "ca_file"],
+    refusal: "only nats targets take a subject or a credentials_file",
+};
 
 fn http_destination(
     file: &TargetFile,
@@ -251,6 +245,13 @@ fn http_destination(
         timeout: positive(file.timeout, &sub("timeout"))?,
     })
 }
+
+/// `nats`: servers, a subject, and a credentials file.
+const NATS_FIELDS: KindFields = KindFields {
+    takes: &["url", "subject", "credentials_file"],
+    refusal: "a nats target takes no secret or ca_file (credentials go in \
+              credentials_file)",
+};
 
 fn nats_destination(
     file: &TargetFile,
@@ -307,4 +308,108 @@ fn nats_server(url: &str) -> Result<ServerAddr, String> {
         return Err(SHAPE.into());
     }
     Ok(server)
+}
+
+/// `[[endpoint.target]]`: where an endpoint's accepted events are delivered.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetFile {
+    /// Unique within the endpoint; recorded on every delivery row.
+    pub name: String,
+    /// `http`; `nats` (a JetStream publish); or `handler` for a program
+    /// that embeds hookinbox and registers a handler under this target's
+    /// name (`delivery::HandlerRegistry`).
+    pub kind: TargetKindName,
+    /// `http`: the internal URL the raw body is POSTed to: `http://`, or
+    /// `https://` (TLS, certificate and host name always verified).
+    /// `nats`: the server, `nats://host:port`; several (one cluster)
+    /// separated by commas.
+    pub url: Option<String>,
+    /// `http`: the Standard Webhooks secret (`whsec_…`) the internal app
+    /// verifies with, inline (prefer `secret_env` or `secret_file`).
+    #[serde(
+        default,
+        deserialize_with = "super::inline_secret::deserialize",
+        skip_serializing
+    )]
+    pub secret: Option<SecretString>,
+    /// `http`: the secret from an environment variable.
+    pub secret_env: Option<String>,
+    /// `http`: the secret from a file (trailing newline trimmed; relative to the config file).
+    pub secret_file: Option<PathBuf>,
+    /// `https` URLs: a PEM file of one or more CA certificates (relative to
+    /// the config file) that are then the only roots trusted for this
+    /// target. Absent: Mozilla's roots.
+    pub ca_file: Option<PathBuf>,
+    /// `nats`: the subject events are published to; `{endpoint}` and
+    /// `{event_type}` in it are each filled in as one subject token.
+    pub subject: Option<String>,
+    /// `nats`: a NATS credentials file (`.creds`: user JWT and nkey seed;
+    /// relative to the config file). Absent: no authentication.
+    pub credentials_file: Option<PathBuf>,
+    /// `http`: how long one attempt may take. `nats`: how long one attempt
+    /// waits for the connection and the stream's PubAck.
+    #[serde(default = "default_target_timeout", with = "humantime_serde")]
+    pub timeout: Duration,
+    /// Most attempts before the delivery is dead.
+    #[serde(default = "default_max_attempts")]
+    pub max_attempts: u32,
+    /// Oldest a delivery may get before it is dead.
+    #[serde(default = "default_max_age", with = "humantime_serde")]
+    pub max_age: Duration,
+    /// Deliveries to this target in flight at once.
+    #[serde(default = "default_concurrency")]
+    pub concurrency: usize,
+    /// The first retry waits up to this long; each later one up to twice
+    /// the previous bound (full jitter).
+    #[serde(default = "default_retry_base", with = "humantime_serde")]
+    pub retry_base: Duration,
+    /// Longest wait between two attempts.
+    #[serde(default = "default_retry_cap", with = "humantime_serde")]
+    pub retry_cap: Duration,
+}
+
+impl TargetFile {
+    /// Each field only some kinds take, in the order the file documents
+    /// them, and whether this target sets it. A kind's [`KindFields`] says
+    /// which of them it takes.
+    fn kind_fields(&self) -> [(&'static str, bool); 7] {
+        [
+            ("url", self.url.is_some()),
+            ("ca_file", self.ca_file.is_some()),
+            ("secret", self.secret.is_some()),
+            ("secret_env", self.secret_env.is_some()),
+            ("secret_file", self.secret_file.is_some()),
+            ("subject", self.subject.is_some()),
+            ("credentials_file", self.credentials_file.is_some()),
+        ]
+    }
+}
+
+/// `target.kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKindName {
+    Http,
+    Handler,
+    Nats,
+}
+
+fn default_target_timeout() -> Duration {
+    Duration::from_secs(5)
+}
+fn default_max_attempts() -> u32 {
+    12
+}
+fn default_max_age() -> Duration {
+    Duration::from_secs(3 * 24 * 3600)
+}
+fn default_concurrency() -> usize {
+    8
+}
+fn default_retry_base() -> Duration {
+    Duration::from_secs(1)
+}
+fn default_retry_cap() -> Duration {
+    Duration::from_secs(3600)
 }

@@ -678,3 +678,44 @@ fn a_postgres_url_takes_its_settings_and_is_shown_without_its_password() {
         ))
     );
 }
+
+#[test]
+fn each_kind_refuses_every_kind_specific_field_it_does_not_take_naming_it() {
+    let fields = [
+        ("url", "url = \"http://h/x\""),
+        ("ca_file", "ca_file = \"ca.pem\""),
+        (
+            "secret",
+            "secret = \"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\"",
+        ),
+        ("secret_env", "secret_env = \"S\""),
+        ("secret_file", "secret_file = \"s\""),
+        ("subject", "subject = \"hooks.x\""),
+        ("credentials_file", "credentials_file = \"x.creds\""),
+    ];
+    // Each kind with what it needs, and the fields it does not take.
+    let kinds = [
+        ("handler", "", &fields.map(|(name, _)| name)[..]),
+        (
+            "http",
+            "url = \"https://h/x\"\nsecret_env = \"S\"",
+            &["subject", "credentials_file"][..],
+        ),
+        (
+            "nats",
+            "url = \"nats://h:4222\"\nsubject = \"hooks.x\"",
+            &["ca_file", "secret", "secret_env", "secret_file"][..],
+        ),
+    ];
+    for (kind, needs, refused) in kinds {
+        for name in refused {
+            let (_, line) = fields.iter().find(|(field, _)| field == name).unwrap();
+            let text = with_target(&format!("name = \"b\"\nkind = \"{kind}\"\n{needs}\n{line}"));
+            let error = refusal(&text);
+            assert!(
+                error.starts_with(&format!("endpoint[0].target[0].{name}: ")),
+                "{kind} with {name}: {error}"
+            );
+        }
+    }
+}

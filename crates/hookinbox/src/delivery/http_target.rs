@@ -23,9 +23,9 @@ use secrecy::{ExposeSecret, SecretSlice};
 
 use super::destination::{AttemptResult, Destination};
 use super::retry_policy::AttemptOutcome;
-use super::tls::{self, TrustRoots};
 use crate::clock;
 use crate::http_client::HttpClient;
+use crate::tls::client::{self as tls, TrustRoots};
 
 /// Never read more than this of a target's response body (it is drained, not kept).
 const MAX_RESPONSE_BYTES: usize = 64 * 1024;

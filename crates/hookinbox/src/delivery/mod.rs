@@ -13,7 +13,6 @@ pub mod retry_policy;
 pub mod settler;
 pub mod storage_faults;
 pub mod target;
-pub mod tls;
 pub mod worker;
 
 use std::sync::Arc;

@@ -12,8 +12,8 @@ use super::destination::Destination;
 use super::http_target::HttpTarget;
 use super::nats_target::NatsTarget;
 use super::retry_policy::RetryPolicy;
-use super::tls::TrustRoots;
 use crate::config::{self, ConfigError, HttpDestination, TargetKind};
+use crate::tls::client::TrustRoots;
 
 /// How events reach the target.
 #[derive(Debug)]

@@ -21,8 +21,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::config::{ConfigError, EndpointReconcile};
-use crate::delivery::tls::{self, TrustRoots};
 use crate::http_client::HttpClient;
+use crate::tls::client::{self as tls, TrustRoots};
 
 /// Most pages one pass reads: 1,000 pages of 100 is more than 30 days of
 /// all but the busiest accounts; past it the pass stops rather than loop

@@ -28,7 +28,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 
-use crate::tls_listener::TlsListener;
+use crate::tls::listener::TlsListener;
 
 pub use connection_slots::ConnectionSlots;
 pub use listener::{bind, raise_open_file_limit};

@@ -6,7 +6,7 @@
 use crate::admin::AdminSettings;
 use crate::config::{ConfigError, Settings};
 use crate::endpoint::{self, Endpoints};
-use crate::tls_listener::TlsListener;
+use crate::tls::listener::TlsListener;
 
 /// The parts of a service that read files named by the configuration.
 pub(crate) struct Components {

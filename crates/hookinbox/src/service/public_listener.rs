@@ -13,7 +13,7 @@ use crate::config;
 use crate::endpoint::Endpoints;
 use crate::ingress;
 use crate::server::{self, HttpLimits};
-use crate::tls_listener::TlsListener;
+use crate::tls::listener::TlsListener;
 
 /// What the public listener serves with.
 pub(super) struct PublicListener<'a> {

@@ -28,7 +28,7 @@ pub use overview::overview_of;
 pub use replay::run as replay_run;
 
 use crate::json_line::JsonLine;
-use crate::key_reload::KeyReloader;
+use crate::secrets::key_reload::KeyReloader;
 use crate::telemetry::MetricsHandle;
 
 /// What the API's handlers (and the dashboard's) work with.

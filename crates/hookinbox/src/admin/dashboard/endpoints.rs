@@ -15,7 +15,7 @@ use super::{render, Dashboard, PageError, Visitor};
 use crate::admin::api::{overview_of, ApiPath};
 use crate::clock;
 use crate::event_selection::EventSelection;
-use crate::key_status::KeysStatus;
+use crate::secrets::key_status::KeysStatus;
 
 /// Events listed on an endpoint's page.
 const RECENT: usize = 20;

@@ -15,7 +15,7 @@ use hookinbox_store::EncryptionKeys;
 use secrecy::{ExposeSecret, SecretBox, SecretSlice};
 
 use crate::config::{ConfigError, Encryption, EncryptionKey, SecretSource};
-use crate::key_file::{self, KeyFile};
+use crate::secrets::key_file::{self, KeyFile};
 
 /// Whether a missing development key file may be created.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! endpoint's secret versions in the key ring in use, their validity
 //! windows, whether each is inside its window now, and how many requests
 //! each verified in the last 24 hours. The counts are this process's, since
-//! it started (see [`crate::secret_matches`]). A version a reload removed
+//! it started (see [`crate::secrets::secret_matches`]). A version a reload removed
 //! from the ring is still listed, `in_ring: false`, while it has matches in
 //! the last 24 hours: after a retirement the operator still sees how much
 //! traffic it had.

@@ -20,9 +20,9 @@ use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio_rustls::server::TlsStream;
 
+use super::certificate::{CertificateFiles, ReloadableCertificate};
 use crate::config::{self, ConfigError};
 use crate::reload::Reloadable;
-use crate::tls_certificate::{CertificateFiles, ReloadableCertificate};
 
 /// Why a connection ended before its handshake completed.
 #[derive(Debug, thiserror::Error)]
