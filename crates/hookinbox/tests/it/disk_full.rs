@@ -284,7 +284,7 @@ async fn fill_with_small_events(
 /// to write); then the service accepts again and `/readyz` is ready. No
 /// acknowledged event is lost (its row stays; its body was due).
 #[tokio::test]
-#[ignore = "needs root to mount a tmpfs: cargo test -p hookinbox --test disk_full -- --ignored"]
+#[ignore = "needs root to mount a tmpfs: cargo test -p hookinbox --test it -- --ignored disk_full::"]
 async fn purge_on_a_full_disk_needs_no_space_freed_by_hand() {
     let dir = tempfile::tempdir().unwrap();
     let mnt = dir.path().join("mnt");
@@ -344,7 +344,7 @@ async fn purge_on_a_full_disk_needs_no_space_freed_by_hand() {
 /// The same full disk left to `serve` alone: its purge task frees the
 /// bodies once they are due, and ingress accepts again by itself.
 #[tokio::test]
-#[ignore = "needs root to mount a tmpfs: cargo test -p hookinbox --test disk_full -- --ignored"]
+#[ignore = "needs root to mount a tmpfs: cargo test -p hookinbox --test it -- --ignored disk_full::"]
 async fn serve_alone_recovers_once_the_bodies_are_due() {
     let dir = tempfile::tempdir().unwrap();
     let mnt = dir.path().join("mnt");
