@@ -18,18 +18,21 @@ use support::*;
 struct Tmpfs<'a>(&'a Path);
 
 impl Tmpfs<'_> {
-    fn mount<'a>(dir: &'a Path, size: &str) -> Result<Tmpfs<'a>, String> {
-        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    /// Mounts a tmpfs of `size` on `dir`; every test here needs one, so
+    /// without root the test fails saying so.
+    fn mount<'a>(dir: &'a Path, size: &str) -> Tmpfs<'a> {
+        std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
         let out = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
             .arg(dir)
             .output()
-            .map_err(|e| e.to_string())?;
-        if out.status.success() {
-            Ok(Tmpfs(dir))
-        } else {
-            Err(String::from_utf8_lossy(&out.stderr).into_owned())
-        }
+            .unwrap_or_else(|e| panic!("this test needs root to mount a tmpfs: {e}"));
+        assert!(
+            out.status.success(),
+            "this test needs root to mount a tmpfs: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Tmpfs(dir)
     }
 
     fn resize(&self, size: &str) {
@@ -74,8 +77,7 @@ fn assert_refused(answer: &Answer, id: &str) {
 async fn full_disk_answers_503_and_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let mnt = dir.path().join("mnt");
-    let tmpfs = Tmpfs::mount(&mnt, "1536k")
-        .unwrap_or_else(|error| panic!("this test needs root to mount a tmpfs: {error}"));
+    let tmpfs = Tmpfs::mount(&mnt, "1536k");
     let db = mnt.join("inbox.db");
     // No space kept back for SQLite: this test is about the writes that
     // fail for want of space.
@@ -178,8 +180,7 @@ async fn full_disk_answers_503_and_loses_nothing() {
 async fn readyz_fails_disk_under_the_floor_and_clears_above_it() {
     let dir = tempfile::tempdir().unwrap();
     let mnt = dir.path().join("mnt");
-    let _tmpfs = Tmpfs::mount(&mnt, "16m")
-        .unwrap_or_else(|error| panic!("this test needs root to mount a tmpfs: {error}"));
+    let _tmpfs = Tmpfs::mount(&mnt, "16m");
     let db = mnt.join("inbox.db");
     let extra = "[admin]\nlisten = \"127.0.0.1:0\"\n";
     let config = TestConfig::new(&db)
@@ -288,8 +289,7 @@ async fn fill_with_small_events(
 async fn purge_on_a_full_disk_needs_no_space_freed_by_hand() {
     let dir = tempfile::tempdir().unwrap();
     let mnt = dir.path().join("mnt");
-    let _tmpfs = Tmpfs::mount(&mnt, "32m")
-        .unwrap_or_else(|error| panic!("this test needs root to mount a tmpfs: {error}"));
+    let _tmpfs = Tmpfs::mount(&mnt, "32m");
     let db = mnt.join("inbox.db");
     let config = TestConfig::new(&db)
         .storage("min_free_disk_bytes = 20971520")
@@ -348,8 +348,7 @@ async fn purge_on_a_full_disk_needs_no_space_freed_by_hand() {
 async fn serve_alone_recovers_once_the_bodies_are_due() {
     let dir = tempfile::tempdir().unwrap();
     let mnt = dir.path().join("mnt");
-    let _tmpfs = Tmpfs::mount(&mnt, "32m")
-        .unwrap_or_else(|error| panic!("this test needs root to mount a tmpfs: {error}"));
+    let _tmpfs = Tmpfs::mount(&mnt, "32m");
     let db = mnt.join("inbox.db");
     // Long enough for the disk to fill before the first body is due.
     let retention = "\n[retention]\nraw_payload = \"10s\"\npurge_interval = \"500ms\"\n";
