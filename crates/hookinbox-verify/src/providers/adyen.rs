@@ -42,6 +42,7 @@ use crate::{
     Adapter, Algorithm, BodyCoverage, Candidate, Key, KeyError, Outcome, Refusal, Request,
     SignatureClaim, SignatureCoverage, SignedMessage,
 };
+use crate::{ProviderFacts, VectorSource};
 
 /// The signed fields of a notification item, as JSON pointers, in order.
 const SIGNED_FIELDS: [&str; 8] = [
@@ -62,9 +63,25 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Adyen))
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Adyen",
+    docs_url: "https://docs.adyen.com/development-resources/webhooks/verify-hmac-signatures",
+    scheme: "HMAC-SHA256 (hex-decoded HMAC key), base64, in the body: `additionalData.hmacSignature`",
+    signed_parts: "eight item fields joined by `:` (`pspReference`, `originalReference`, `merchantAccountCode`, `merchantReference`, `amount.value`, `amount.currency`, `eventCode`, `success`)",
+    id_source: "`{pspReference}:{eventCode}:{success}` from the signed fields",
+    handshake: None,
+    batch: Some("exactly one `NotificationRequestItem` per request (Adyen's JSON webhooks); any other count is refused as `malformed_body`"),
+    vectors: VectorSource::OfficialSdk("Adyen (PyPI)"),
+};
+
 impl Adapter for Adyen {
     fn name(&self) -> &'static str {
         "adyen"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

@@ -40,6 +40,7 @@ use crate::{
     Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
     SignatureCoverage, SignatureHeader,
 };
+use crate::{ProviderFacts, VectorSource};
 
 /// Hex of the 64-byte Ed25519 signature of `"{timestamp as sent}{body}"`.
 const SIGNATURE: SignatureHeader<'static> =
@@ -60,9 +61,25 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Discord))
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Discord (interactions)",
+    docs_url: "https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint-validating-security-request-headers",
+    scheme: "Ed25519 (application public key, hex), hex, `X-Signature-Ed25519`",
+    signed_parts: "`{X-Signature-Timestamp}{body}`",
+    id_source: "body `id` (the interaction's snowflake)",
+    handshake: Some("PING (`type: 1`) answered with `{\"type\":1}`, not stored"),
+    batch: None,
+    vectors: VectorSource::OfficialSdk("discord-interactions (npm), verify only"),
+};
+
 impl Adapter for Discord {
     fn name(&self) -> &'static str {
         "discord"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

@@ -38,6 +38,7 @@ use crate::{
     Adapter, Algorithm, BodyCoverage, Envelope, Key, KeyError, Outcome, Refusal, Request,
     SignatureClaim, SignatureCoverage, SignedMessage,
 };
+use crate::{ProviderFacts, VectorSource};
 use settings::{Source, Validated};
 
 /// A `generic_hmac` adapter built from validated settings.
@@ -111,9 +112,28 @@ impl GenericHmac {
     }
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Generic HMAC (configured scheme)",
+    docs_url: "docs/configuration.md",
+    scheme: "HMAC-SHA256 or HMAC-SHA1, hex or base64, the configured `signature_header`",
+    signed_parts: "the `signed_content` template (default `{body}`)",
+    id_source:
+        "`id_header` or `id_pointer` as configured (signed only when the template covers it)",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::IndependentPython(
+        "crates/hookinbox-verify/tests/fixtures/documented/gen_hmac_formula.py",
+    ),
+};
+
 impl Adapter for GenericHmac {
     fn name(&self) -> &'static str {
         "generic_hmac"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

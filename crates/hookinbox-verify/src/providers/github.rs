@@ -34,6 +34,7 @@ use crate::{
     Adapter, Algorithm, BodyCoverage, Envelope, Key, KeyError, Outcome, Refusal, Request,
     SignatureClaim, SignatureCoverage, SignatureHeader,
 };
+use crate::{ProviderFacts, VectorSource};
 
 /// `sha256=` and the hex HMAC-SHA256 of the raw body: 32 bytes, or malformed.
 const SIGNATURE: SignatureHeader<'static> =
@@ -48,9 +49,25 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Github))
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "GitHub",
+    docs_url: "https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries",
+    scheme: "HMAC-SHA256, hex, `X-Hub-Signature-256: sha256=…`",
+    signed_parts: "raw body",
+    id_source: "header `X-GitHub-Delivery`",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::OfficialSdk("@octokit/webhooks-methods (npm)"),
+};
+
 impl Adapter for Github {
     fn name(&self) -> &'static str {
         "github"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

@@ -32,6 +32,7 @@ use crate::{
     Adapter, Algorithm, BodyCoverage, Candidate, Key, KeyError, Outcome, Refusal, Request,
     SignatureClaim, SignatureCoverage, SignedMessage,
 };
+use crate::{ProviderFacts, VectorSource};
 
 #[derive(Debug, Default)]
 pub struct Gitlab;
@@ -40,9 +41,27 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Gitlab))
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "GitLab",
+    docs_url: "https://docs.gitlab.com/user/project/integrations/webhooks/",
+    scheme: "secret token sent as is in `X-Gitlab-Token` (no signature)",
+    signed_parts: "nothing: the token authenticates the request",
+    id_source: "header `Idempotency-Key`, else `X-Gitlab-Event-UUID`",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::IndependentPython(
+        "crates/hookinbox-verify/tests/fixtures/documented/gen_hmac_formula.py",
+    ),
+};
+
 impl Adapter for Gitlab {
     fn name(&self) -> &'static str {
         "gitlab"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

@@ -25,6 +25,7 @@ use crate::{
     Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
     SignatureCoverage, SignatureHeader,
 };
+use crate::{ProviderFacts, VectorSource};
 
 /// `sha1=` and the hex HMAC-SHA1 of the raw body.
 const SIGNATURE: SignatureHeader<'static> =
@@ -37,9 +38,27 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Intercom))
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Intercom",
+    docs_url: "https://developers.intercom.com/docs/webhooks/webhook-notifications",
+    scheme: "HMAC-SHA1 (client secret), hex, `X-Hub-Signature: sha1=…`",
+    signed_parts: "raw body",
+    id_source: "body `id` (`notif_…`)",
+    handshake: Some("`ping` topic answered with an empty 200, not stored"),
+    batch: None,
+    vectors: VectorSource::IndependentPython(
+        "crates/hookinbox-verify/tests/fixtures/documented/gen_hmac_formula.py",
+    ),
+};
+
 impl Adapter for Intercom {
     fn name(&self) -> &'static str {
         "intercom"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

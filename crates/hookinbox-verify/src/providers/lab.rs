@@ -17,6 +17,7 @@ use crate::{
     Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
     SignatureCoverage, SignatureHeader,
 };
+use crate::{ProviderFacts, VectorSource};
 
 /// Hex HMAC-SHA256 of `"{timestamp}.{body}"`.
 const SIGNATURE: SignatureHeader<'static> =
@@ -30,9 +31,27 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Lab))
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "lab (hookinbox's minimal scheme)",
+    docs_url: "docs/architecture.md",
+    scheme: "HMAC-SHA256, hex, `X-Signature` with `X-Timestamp`",
+    signed_parts: "`{timestamp}.{body}`",
+    id_source: "body `id`",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::IndependentPython(
+        "crates/hookinbox-verify/tests/fixtures/documented/gen_hmac_formula.py",
+    ),
+};
+
 impl Adapter for Lab {
     fn name(&self) -> &'static str {
         "lab"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

@@ -32,6 +32,7 @@ use crate::{
     Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
     SignatureCoverage, SignatureHeader,
 };
+use crate::{ProviderFacts, VectorSource};
 
 /// Hex HMAC-SHA256 of the raw body.
 const SIGNATURE: SignatureHeader<'static> =
@@ -44,9 +45,25 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(LemonSqueezy))
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Lemon Squeezy",
+    docs_url: "https://docs.lemonsqueezy.com/help/webhooks/signing-requests",
+    scheme: "HMAC-SHA256, hex, `X-Signature`",
+    signed_parts: "raw body",
+    id_source: "`{meta.event_name}:{data.type}:{data.id}:{data.attributes.updated_at}` (event name may fall back to the `X-Event-Name` header)",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::IndependentPython("crates/hookinbox-verify/tests/fixtures/documented/gen_hmac_formula.py"),
+};
+
 impl Adapter for LemonSqueezy {
     fn name(&self) -> &'static str {
         "lemonsqueezy"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

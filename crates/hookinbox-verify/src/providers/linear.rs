@@ -36,6 +36,7 @@ use crate::{
     Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
     SignatureCoverage, SignatureHeader, SignedMessage,
 };
+use crate::{ProviderFacts, VectorSource};
 
 /// Hex HMAC-SHA256 of the raw body.
 const SIGNATURE: SignatureHeader<'static> =
@@ -48,9 +49,25 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Linear))
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Linear",
+    docs_url: "https://linear.app/developers/webhooks",
+    scheme: "HMAC-SHA256, hex, `Linear-Signature`",
+    signed_parts: "raw body (its `webhookTimestamp` is the timestamp)",
+    id_source: "header `Linear-Delivery`",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::OfficialSdk("@linear/sdk (npm), verify only"),
+};
+
 impl Adapter for Linear {
     fn name(&self) -> &'static str {
         "linear"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

@@ -52,6 +52,7 @@ use crate::{
     Adapter, Algorithm, BodyCoverage, Candidate, Key, KeyError, Outcome, Refusal, Request,
     SignatureClaim, SignatureCoverage, SignedMessage,
 };
+use crate::{ProviderFacts, VectorSource};
 
 #[derive(Debug, Default)]
 pub struct Mailgun;
@@ -60,9 +61,25 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Mailgun))
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Mailgun",
+    docs_url: "https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks",
+    scheme: "HMAC-SHA256, hex, in the body: `signature.signature`",
+    signed_parts: "`{signature.timestamp}{signature.token}`: none of the event data, so `basic_auth` is required",
+    id_source: "body `signature.token`",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::IndependentPython("crates/hookinbox-verify/tests/fixtures/documented/gen_hmac_formula.py"),
+};
+
 impl Adapter for Mailgun {
     fn name(&self) -> &'static str {
         "mailgun"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

@@ -28,6 +28,7 @@ use crate::{
     Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
     SignatureCoverage, SignatureList, SignedMessage,
 };
+use crate::{ProviderFacts, VectorSource};
 
 /// `ts=<unix seconds>` and hex HMAC-SHA256 `h1` signatures of `"{ts}:{body}"`.
 const SIGNATURE: SignatureList<'static> = SignatureList {
@@ -45,9 +46,25 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Paddle))
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Paddle Billing",
+    docs_url: "https://developer.paddle.com/webhooks/signature-verification",
+    scheme: "HMAC-SHA256, hex, `Paddle-Signature: ts=…;h1=…`",
+    signed_parts: "`{ts}:{body}`",
+    id_source: "body `event_id`",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::OfficialSdk("paddle-python-sdk (PyPI)"),
+};
+
 impl Adapter for Paddle {
     fn name(&self) -> &'static str {
         "paddle"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

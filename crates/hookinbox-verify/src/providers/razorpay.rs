@@ -30,6 +30,7 @@ use crate::{
     Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
     SignatureCoverage, SignatureHeader,
 };
+use crate::{ProviderFacts, VectorSource};
 
 /// Hex HMAC-SHA256 of the raw body.
 const SIGNATURE: SignatureHeader<'static> =
@@ -42,9 +43,25 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Razorpay))
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Razorpay",
+    docs_url: "https://razorpay.com/docs/webhooks/validate-test/",
+    scheme: "HMAC-SHA256, hex, `X-Razorpay-Signature`",
+    signed_parts: "raw body",
+    id_source: "header `x-razorpay-event-id`",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::OfficialSdk("razorpay (PyPI), verify only"),
+};
+
 impl Adapter for Razorpay {
     fn name(&self) -> &'static str {
         "razorpay"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

@@ -41,6 +41,7 @@ use crate::{
     Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
     SignatureCoverage, SignatureHeader,
 };
+use crate::{ProviderFacts, VectorSource};
 
 /// Standard base64 of the DER ECDSA P-256 signature of `"{timestamp as sent}{body}"`.
 const SIGNATURE: SignatureHeader<'static> = SignatureHeader::base64(
@@ -56,9 +57,25 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Sendgrid))
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Twilio SendGrid (Event Webhook)",
+    docs_url: "https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features",
+    scheme: "ECDSA P-256 SHA-256 (verification key), base64 DER, `X-Twilio-Email-Event-Webhook-Signature`",
+    signed_parts: "`{X-Twilio-Email-Event-Webhook-Timestamp}{body}`",
+    id_source: "`sg_event_id` of the only event, else `{first}..{last}/{count}`",
+    handshake: None,
+    batch: Some("a JSON array of events: the whole request is stored as one event"),
+    vectors: VectorSource::OfficialSdk("sendgrid (PyPI), verify only"),
+};
+
 impl Adapter for Sendgrid {
     fn name(&self) -> &'static str {
         "sendgrid"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

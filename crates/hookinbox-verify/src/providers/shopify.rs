@@ -31,6 +31,7 @@ use crate::{
     Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
     SignatureCoverage, SignatureHeader,
 };
+use crate::{ProviderFacts, VectorSource};
 
 /// Standard base64 of the HMAC-SHA256 of the raw body.
 const SIGNATURE: SignatureHeader<'static> =
@@ -43,9 +44,27 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Shopify))
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Shopify",
+    docs_url: "https://shopify.dev/docs/apps/build/webhooks/subscribe/https",
+    scheme: "HMAC-SHA256, base64, `X-Shopify-Hmac-Sha256`",
+    signed_parts: "raw body",
+    id_source: "header `X-Shopify-Event-Id`, else `X-Shopify-Webhook-Id`",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::IndependentPython(
+        "crates/hookinbox-verify/tests/fixtures/documented/gen_hmac_formula.py",
+    ),
+};
+
 impl Adapter for Shopify {
     fn name(&self) -> &'static str {
         "shopify"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

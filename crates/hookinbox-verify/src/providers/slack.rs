@@ -36,6 +36,7 @@ use crate::{
     Adapter, Algorithm, Envelope, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
     SignatureCoverage, SignatureHeader,
 };
+use crate::{ProviderFacts, VectorSource};
 
 /// `v0=` and the hex HMAC-SHA256 of `"v0:{timestamp}:{body}"`: 32 bytes, or malformed.
 const SIGNATURE: SignatureHeader<'static> =
@@ -51,9 +52,27 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Slack))
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Slack",
+    docs_url: "https://api.slack.com/authentication/verifying-requests-from-slack",
+    scheme: "HMAC-SHA256, hex, `X-Slack-Signature: v0=…`",
+    signed_parts: "`v0:{X-Slack-Request-Timestamp}:{body}`",
+    id_source: "body `event_id` (Events API), else `trigger_id` or the action's timestamps",
+    handshake: Some(
+        "`url_verification` answered with its `challenge`; `ssl_check` answered with an empty 200",
+    ),
+    batch: None,
+    vectors: VectorSource::OfficialSdk("slack_sdk (PyPI)"),
+};
+
 impl Adapter for Slack {
     fn name(&self) -> &'static str {
         "slack"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

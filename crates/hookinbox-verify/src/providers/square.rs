@@ -24,6 +24,7 @@ use crate::{
     Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
     SignatureCoverage, SignatureHeader, SignedMessage,
 };
+use crate::{ProviderFacts, VectorSource};
 
 /// Standard base64 of the HMAC-SHA256 of notification URL + body.
 const SIGNATURE: SignatureHeader<'static> =
@@ -56,9 +57,25 @@ pub fn build(settings: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsErr
     }))
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Square",
+    docs_url: "https://developer.squareup.com/docs/webhooks/step3validate",
+    scheme: "HMAC-SHA256, base64, `x-square-hmacsha256-signature`",
+    signed_parts: "`{public_url}{body}`",
+    id_source: "body `event_id`",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::OfficialSdk("squareup (PyPI), verify only"),
+};
+
 impl Adapter for Square {
     fn name(&self) -> &'static str {
         "square"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

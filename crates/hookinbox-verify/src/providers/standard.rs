@@ -41,6 +41,7 @@ use crate::{
     Adapter, Algorithm, Candidate, Envelope, Key, KeyError, Outcome, Refusal, Request,
     SignatureClaim, SignatureCoverage, SignedMessage,
 };
+use crate::{ProviderFacts, VectorSource};
 
 /// The prefix of a symmetric (HMAC) secret.
 const SECRET_PREFIX: &str = "whsec_";
@@ -86,9 +87,25 @@ fn names(request: &Request<'_>) -> &'static HeaderNames {
     }
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Standard Webhooks (and Svix)",
+    docs_url: "https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md",
+    scheme: "HMAC-SHA256 (`whsec_` base64 key), base64, `webhook-signature: v1,…` (or `svix-signature`); Ed25519 `v1a` with a `whpk_` key",
+    signed_parts: "`{webhook-id}.{webhook-timestamp}.{body}`",
+    id_source: "header `webhook-id` (or `svix-id`)",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::OfficialSdk("standardwebhooks and svix (PyPI)"),
+};
+
 impl Adapter for Standard {
     fn name(&self) -> &'static str {
         "standard"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

@@ -17,6 +17,7 @@ use crate::{
     Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
     SignatureCoverage, SignatureList, SignedMessage,
 };
+use crate::{ProviderFacts, VectorSource};
 
 /// `t=<unix seconds>` and hex HMAC-SHA256 `v1` signatures of `"{t}.{body}"`.
 const SIGNATURE: SignatureList<'static> = SignatureList {
@@ -34,9 +35,25 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Stripe))
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Stripe",
+    docs_url: "https://docs.stripe.com/webhooks#verify-events",
+    scheme: "HMAC-SHA256 (whole `whsec_` secret as text), hex, `Stripe-Signature: t=…,v1=…`",
+    signed_parts: "`{t}.{body}`",
+    id_source: "body `id` (`evt_…`)",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::OfficialSdk("stripe (PyPI)"),
+};
+
 impl Adapter for Stripe {
     fn name(&self) -> &'static str {
         "stripe"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

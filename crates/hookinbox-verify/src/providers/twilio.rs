@@ -46,6 +46,7 @@ use crate::{
     Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
     SignatureCoverage, SignatureHeader, SignedMessage,
 };
+use crate::{ProviderFacts, VectorSource};
 
 /// Standard base64 of the HMAC-SHA1 of the signed URL (and parameters).
 const SIGNATURE: SignatureHeader<'static> =
@@ -79,9 +80,25 @@ pub fn build(settings: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsErr
     }))
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Twilio",
+    docs_url: "https://www.twilio.com/docs/usage/webhooks/webhooks-security",
+    scheme: "HMAC-SHA1 (auth token), base64, `X-Twilio-Signature`",
+    signed_parts: "`{public_url}` then the sorted form parameters (name then value); for JSON, the URL with `bodySHA256=<hex>`",
+    id_source: "header `I-Twilio-Idempotency-Token`",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::OfficialSdk("twilio (PyPI)"),
+};
+
 impl Adapter for Twilio {
     fn name(&self) -> &'static str {
         "twilio"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

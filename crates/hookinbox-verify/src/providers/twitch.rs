@@ -32,6 +32,7 @@ use crate::{
     Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, Refusal, Reply, Request,
     SignatureClaim, SignatureCoverage, SignatureHeader, SignedMessage,
 };
+use crate::{ProviderFacts, VectorSource};
 
 /// `sha256=` and the hex HMAC-SHA256 of `"{message id}{timestamp}{body}"`.
 const SIGNATURE: SignatureHeader<'static> =
@@ -52,9 +53,30 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Twitch))
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Twitch EventSub",
+    docs_url:
+        "https://dev.twitch.tv/docs/eventsub/handling-webhook-events/#verifying-the-event-message",
+    scheme: "HMAC-SHA256, hex, `Twitch-Eventsub-Message-Signature: sha256=…`",
+    signed_parts: "`{Twitch-Eventsub-Message-Id}{Twitch-Eventsub-Message-Timestamp}{body}`",
+    id_source: "header `Twitch-Eventsub-Message-Id`",
+    handshake: Some(
+        "`webhook_callback_verification` answered with the raw `challenge`, not stored",
+    ),
+    batch: None,
+    vectors: VectorSource::IndependentPython(
+        "crates/hookinbox-verify/tests/fixtures/documented/gen_asym_providers.py",
+    ),
+};
+
 impl Adapter for Twitch {
     fn name(&self) -> &'static str {
         "twitch"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

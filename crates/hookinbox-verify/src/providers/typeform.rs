@@ -25,6 +25,7 @@ use crate::{
     Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
     SignatureCoverage, SignatureHeader,
 };
+use crate::{ProviderFacts, VectorSource};
 
 /// `sha256=` and the standard base64 of the HMAC-SHA256 of the raw body.
 const SIGNATURE: SignatureHeader<'static> =
@@ -37,9 +38,27 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Typeform))
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Typeform",
+    docs_url: "https://www.typeform.com/developers/webhooks/secure-your-webhooks/",
+    scheme: "HMAC-SHA256, base64, `Typeform-Signature: sha256=…`",
+    signed_parts: "raw body",
+    id_source: "body `event_id`",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::IndependentPython(
+        "crates/hookinbox-verify/tests/fixtures/documented/gen_hmac_formula.py",
+    ),
+};
+
 impl Adapter for Typeform {
     fn name(&self) -> &'static str {
         "typeform"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

@@ -34,6 +34,7 @@ use crate::{
     Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
     SignatureCoverage, SignatureHeader,
 };
+use crate::{ProviderFacts, VectorSource};
 
 /// Standard base64 of the HMAC-SHA256 of the raw body.
 const SIGNATURE: SignatureHeader<'static> =
@@ -46,9 +47,25 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Xero))
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Xero",
+    docs_url: "https://developer.xero.com/documentation/guides/webhooks/configuring-your-server/",
+    scheme: "HMAC-SHA256, base64, `x-xero-signature`",
+    signed_parts: "raw body",
+    id_source: "`{firstEventSequence}-{lastEventSequence}` from the body",
+    handshake: Some("intent-to-receive (empty `events`) answered with an empty 200, not stored"),
+    batch: Some("several events (possibly of several tenants) per request: the whole request is stored as one event"),
+    vectors: VectorSource::IndependentPython("crates/hookinbox-verify/tests/fixtures/documented/gen_asym_providers.py"),
+};
+
 impl Adapter for Xero {
     fn name(&self) -> &'static str {
         "xero"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

@@ -37,6 +37,7 @@ use crate::{
     Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
     SignatureCoverage, SignatureHeader,
 };
+use crate::{ProviderFacts, VectorSource};
 
 /// `v0=` and the hex HMAC-SHA256 of `"v0:{timestamp as sent}:{body}"`.
 const SIGNATURE: SignatureHeader<'static> =
@@ -53,9 +54,29 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Zoom))
 }
 
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Zoom",
+    docs_url: "https://developers.zoom.us/docs/api/webhooks/#verify-webhook-events",
+    scheme: "HMAC-SHA256 (secret token), hex, `x-zm-signature: v0=…`",
+    signed_parts: "`v0:{x-zm-request-timestamp}:{body}`",
+    id_source: "`{event}:{event_ts}[:{object}][:{participant}]` from the body",
+    handshake: Some(
+        "`endpoint.url_validation` answered with `plainToken` and its HMAC, not stored",
+    ),
+    batch: None,
+    vectors: VectorSource::IndependentPython(
+        "crates/hookinbox-verify/tests/fixtures/documented/gen_asym_providers.py",
+    ),
+};
+
 impl Adapter for Zoom {
     fn name(&self) -> &'static str {
         "zoom"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

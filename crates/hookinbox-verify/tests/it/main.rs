@@ -6,6 +6,7 @@
 mod support;
 
 mod asym_provider_fixtures;
+mod formula_fixtures;
 mod sdk_fixtures;
 mod signed_vectors;
 mod signing_properties;

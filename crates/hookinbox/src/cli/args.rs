@@ -134,6 +134,18 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Every provider hookinbox verifies: its scheme, what it signs, where
+    /// the event id comes from and whether it is signed, the tolerance,
+    /// redelivery window and handshake (docs/providers.md is this, as
+    /// `--markdown`).
+    Providers {
+        /// Print JSON instead of text.
+        #[arg(long, conflicts_with = "markdown")]
+        json: bool,
+        /// Print the Markdown of docs/providers.md.
+        #[arg(long)]
+        markdown: bool,
+    },
     /// Inbox counts by status and endpoint.
     Stats {
         /// The configuration file (TOML); relative paths in it are taken from

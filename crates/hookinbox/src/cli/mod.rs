@@ -100,6 +100,14 @@ fn run_command(command: Command, handlers: HandlerRegistry) -> anyhow::Result<bo
             json,
             &mut Stdout::lock(),
         )),
+        Command::Providers { json, markdown } => {
+            let format = match (json, markdown) {
+                (true, _) => commands::providers::Format::Json,
+                (_, true) => commands::providers::Format::Markdown,
+                _ => commands::providers::Format::Text,
+            };
+            commands::providers::run(format, &mut Stdout::lock()).map(|()| true)
+        }
         Command::Config { command } => commands::config::run(command).map(|()| true),
         Command::Keys { command } => {
             runtime()?.block_on(commands::keys::run(command, &mut Stdout::lock()))

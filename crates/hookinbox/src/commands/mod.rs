@@ -9,6 +9,7 @@ pub mod keys_rewrap;
 pub mod migrate;
 pub mod output;
 pub mod progress;
+pub mod providers;
 pub mod purge;
 pub mod reconcile;
 pub mod serve;

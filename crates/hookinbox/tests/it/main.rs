@@ -42,6 +42,7 @@ mod monitoring;
 mod nats_target;
 mod postgres_processes;
 mod postgres_service;
+mod providers_catalogue;
 mod public_abuse;
 mod public_limits;
 mod purge_crash;
