@@ -58,6 +58,11 @@ const REGISTRY: &[(&str, Build)] = &[
     ("sendgrid", providers::sendgrid::build),
     ("adyen", providers::adyen::build),
     ("xero", providers::xero::build),
+    ("coinbase_commerce", providers::coinbase_commerce::build),
+    ("checkout_com", providers::checkout_com::build),
+    ("paystack", providers::paystack::build),
+    ("dwolla", providers::dwolla::build),
+    ("modern_treasury", providers::modern_treasury::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -113,6 +118,7 @@ mod tests {
             "twilio",
             "lemonsqueezy",
             "linear",
+            "modern_treasury",
         ];
         for name in provider_names() {
             let coverage = adapter_for(name, &settings).unwrap().coverage();

@@ -3,7 +3,10 @@
 //! retries, and the provider's redelivery window.
 
 pub mod adyen;
+pub mod checkout_com;
+pub mod coinbase_commerce;
 pub mod discord;
+pub mod dwolla;
 pub mod generic_hmac;
 pub mod github;
 pub mod gitlab;
@@ -12,7 +15,9 @@ pub mod lab;
 pub mod lemonsqueezy;
 pub mod linear;
 pub mod mailgun;
+pub mod modern_treasury;
 pub mod paddle;
+pub mod paystack;
 pub mod razorpay;
 pub mod sendgrid;
 pub mod shopify;

@@ -39,8 +39,24 @@ macro_rules! fixture_tests {
 }
 
 fixture_tests!(
-    adyen, discord, github, linear, paddle, razorpay, sendgrid, slack, square, standard, stripe,
+    adyen,
+    discord,
+    github,
+    linear,
+    paddle,
+    razorpay,
+    sendgrid,
+    slack,
+    square,
+    standard,
+    stripe,
     twilio,
+    // Providers of issue #23, part 2.
+    checkout_com,
+    coinbase_commerce,
+    dwolla,
+    modern_treasury,
+    paystack,
 );
 
 #[test]
