@@ -63,6 +63,9 @@ const REGISTRY: &[(&str, Build)] = &[
     ("paystack", providers::paystack::build),
     ("dwolla", providers::dwolla::build),
     ("modern_treasury", providers::modern_treasury::build),
+    ("airwallex", providers::airwallex::build),
+    ("customer_io", providers::customer_io::build),
+    ("telnyx", providers::telnyx::build),
 ];
 
 /// Builds the adapter for a provider name.

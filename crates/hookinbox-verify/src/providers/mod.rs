@@ -3,8 +3,10 @@
 //! retries, and the provider's redelivery window.
 
 pub mod adyen;
+pub mod airwallex;
 pub mod checkout_com;
 pub mod coinbase_commerce;
+pub mod customer_io;
 pub mod discord;
 pub mod dwolla;
 pub mod generic_hmac;
@@ -25,6 +27,7 @@ pub mod slack;
 pub mod square;
 pub mod standard;
 pub mod stripe;
+pub mod telnyx;
 pub mod twilio;
 pub mod twitch;
 pub mod typeform;

@@ -52,11 +52,14 @@ fixture_tests!(
     stripe,
     twilio,
     // Providers of issue #23, part 2.
+    airwallex,
     checkout_com,
     coinbase_commerce,
+    customer_io,
     dwolla,
     modern_treasury,
     paystack,
+    telnyx,
 );
 
 #[test]
