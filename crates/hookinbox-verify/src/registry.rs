@@ -66,6 +66,8 @@ const REGISTRY: &[(&str, Build)] = &[
     ("airwallex", providers::airwallex::build),
     ("customer_io", providers::customer_io::build),
     ("telnyx", providers::telnyx::build),
+    ("orb", providers::orb::build),
+    ("recurly", providers::recurly::build),
 ];
 
 /// Builds the adapter for a provider name.

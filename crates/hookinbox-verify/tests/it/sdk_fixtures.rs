@@ -58,7 +58,9 @@ fixture_tests!(
     customer_io,
     dwolla,
     modern_treasury,
+    orb,
     paystack,
+    recurly,
     telnyx,
 );
 
