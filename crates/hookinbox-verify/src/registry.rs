@@ -68,6 +68,10 @@ const REGISTRY: &[(&str, Build)] = &[
     ("telnyx", providers::telnyx::build),
     ("orb", providers::orb::build),
     ("recurly", providers::recurly::build),
+    ("gocardless", providers::gocardless::build),
+    ("segment", providers::segment::build),
+    ("helpscout", providers::helpscout::build),
+    ("calendly", providers::calendly::build),
 ];
 
 /// Builds the adapter for a provider name.

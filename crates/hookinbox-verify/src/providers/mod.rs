@@ -4,6 +4,7 @@
 
 pub mod adyen;
 pub mod airwallex;
+pub mod calendly;
 pub mod checkout_com;
 pub mod coinbase_commerce;
 pub mod customer_io;
@@ -12,6 +13,8 @@ pub mod dwolla;
 pub mod generic_hmac;
 pub mod github;
 pub mod gitlab;
+pub mod gocardless;
+pub mod helpscout;
 pub mod intercom;
 pub mod lab;
 pub mod lemonsqueezy;
@@ -23,6 +26,7 @@ pub mod paddle;
 pub mod paystack;
 pub mod razorpay;
 pub mod recurly;
+pub mod segment;
 pub mod sendgrid;
 pub mod shopify;
 pub mod slack;

@@ -53,14 +53,18 @@ fixture_tests!(
     twilio,
     // Providers of issue #23, part 2.
     airwallex,
+    calendly,
     checkout_com,
     coinbase_commerce,
     customer_io,
     dwolla,
+    gocardless,
+    helpscout,
     modern_treasury,
     orb,
     paystack,
     recurly,
+    segment,
     telnyx,
 );
 
