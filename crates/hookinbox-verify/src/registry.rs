@@ -72,6 +72,10 @@ const REGISTRY: &[(&str, Build)] = &[
     ("segment", providers::segment::build),
     ("helpscout", providers::helpscout::build),
     ("calendly", providers::calendly::build),
+    ("chargebee", providers::chargebee::build),
+    ("postmark", providers::postmark::build),
+    ("telegram", providers::telegram::build),
+    ("flutterwave", providers::flutterwave::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -128,6 +132,10 @@ mod tests {
             "lemonsqueezy",
             "linear",
             "modern_treasury",
+            "chargebee",
+            "postmark",
+            "telegram",
+            "flutterwave",
         ];
         for name in provider_names() {
             let coverage = adapter_for(name, &settings).unwrap().coverage();

@@ -54,17 +54,21 @@ fixture_tests!(
     // Providers of issue #23, part 2.
     airwallex,
     calendly,
+    chargebee,
     checkout_com,
     coinbase_commerce,
     customer_io,
     dwolla,
+    flutterwave,
     gocardless,
     helpscout,
     modern_treasury,
     orb,
     paystack,
+    postmark,
     recurly,
     segment,
+    telegram,
     telnyx,
 );
 
