@@ -27,6 +27,14 @@ pub fn unix_seconds(text: &str, what: &str) -> Result<i64, Refusal> {
         .map_err(|_| Refusal::timestamp(format!("{what} is out of range")))
 }
 
+/// Parses a timestamp header of integer unix *milliseconds* (Airwallex,
+/// Recurly, HubSpot) into whole seconds, floored: the same grammar as
+/// [`unix_seconds`], so anything but an integer is a `timestamp` refusal.
+/// Flooring makes the future edge of a window up to 999 ms more lenient.
+pub fn unix_millis_as_seconds(text: &str, what: &str) -> Result<i64, Refusal> {
+    unix_seconds(text, what).map(|millis| millis.div_euclid(1000))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,5 +64,19 @@ mod tests {
         assert_eq!(hex_signature("zz"), None);
         assert_eq!(base64_signature("AAE="), Some(vec![0, 1]));
         assert_eq!(base64_signature("AAE"), Some(vec![0, 1]));
+    }
+
+    #[test]
+    fn milliseconds_are_floored_to_seconds() {
+        assert_eq!(
+            unix_millis_as_seconds("1700000000999", "t").unwrap(),
+            1_700_000_000
+        );
+        assert_eq!(
+            unix_millis_as_seconds("1700000000.5", "t")
+                .unwrap_err()
+                .reason,
+            crate::Reason::Timestamp
+        );
     }
 }

@@ -21,6 +21,7 @@
 //! an unverified request.
 
 pub mod adapter;
+pub mod basic_credentials;
 pub mod catalogue;
 pub mod coverage;
 pub mod encoding;

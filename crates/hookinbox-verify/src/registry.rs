@@ -58,6 +58,24 @@ const REGISTRY: &[(&str, Build)] = &[
     ("sendgrid", providers::sendgrid::build),
     ("adyen", providers::adyen::build),
     ("xero", providers::xero::build),
+    ("coinbase_commerce", providers::coinbase_commerce::build),
+    ("checkout_com", providers::checkout_com::build),
+    ("paystack", providers::paystack::build),
+    ("dwolla", providers::dwolla::build),
+    ("modern_treasury", providers::modern_treasury::build),
+    ("airwallex", providers::airwallex::build),
+    ("customer_io", providers::customer_io::build),
+    ("telnyx", providers::telnyx::build),
+    ("orb", providers::orb::build),
+    ("recurly", providers::recurly::build),
+    ("gocardless", providers::gocardless::build),
+    ("segment", providers::segment::build),
+    ("helpscout", providers::helpscout::build),
+    ("calendly", providers::calendly::build),
+    ("chargebee", providers::chargebee::build),
+    ("postmark", providers::postmark::build),
+    ("telegram", providers::telegram::build),
+    ("flutterwave", providers::flutterwave::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -113,6 +131,11 @@ mod tests {
             "twilio",
             "lemonsqueezy",
             "linear",
+            "modern_treasury",
+            "chargebee",
+            "postmark",
+            "telegram",
+            "flutterwave",
         ];
         for name in provider_names() {
             let coverage = adapter_for(name, &settings).unwrap().coverage();

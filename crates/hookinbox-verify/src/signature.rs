@@ -21,6 +21,8 @@ use crate::Key;
 pub enum Algorithm {
     HmacSha256,
     HmacSha1,
+    /// HMAC-SHA512 (Paystack).
+    HmacSha512,
     Ed25519,
     /// ECDSA P-256 over SHA-256; candidate bytes are the DER signature.
     EcdsaP256Sha256,
@@ -103,6 +105,12 @@ pub fn hmac_sha256(key: &[u8], message: &[&[u8]]) -> Vec<u8> {
     mac::<Hmac<sha2::Sha256>>(key, message)
 }
 
+/// HMAC-SHA512 of `message` (its pieces in order) under `key`, as
+/// [`hmac_sha256`].
+pub fn hmac_sha512(key: &[u8], message: &[&[u8]]) -> Vec<u8> {
+    mac::<Hmac<sha2::Sha512>>(key, message)
+}
+
 /// HMAC-SHA1 of `message` (its pieces in order) under `key`, as
 /// [`hmac_sha256`].
 pub fn hmac_sha1(key: &[u8], message: &[&[u8]]) -> Vec<u8> {
@@ -147,6 +155,10 @@ impl<'r> SignatureClaim<'r> {
                     Algorithm::HmacSha256,
                 ) || self
                     .hmac_matches::<Hmac<sha1::Sha1>>(secret.expose_secret(), Algorithm::HmacSha1)
+                    || self.hmac_matches::<Hmac<sha2::Sha512>>(
+                        secret.expose_secret(),
+                        Algorithm::HmacSha512,
+                    )
             }
             Key::Token(token) => {
                 // Compare digests so the comparison time does not reveal the token length.

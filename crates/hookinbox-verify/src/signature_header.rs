@@ -16,7 +16,7 @@
 use base64::Engine;
 use serde::Deserialize;
 
-use crate::signature::{hmac_sha1, hmac_sha256};
+use crate::signature::{hmac_sha1, hmac_sha256, hmac_sha512};
 use crate::{
     encoding, Algorithm, Candidate, Headers, Refusal, Request, SignatureClaim, SignedMessage,
 };
@@ -206,6 +206,7 @@ impl<'a> SignatureHeader<'a> {
         let mac = match self.algorithm {
             Algorithm::HmacSha256 => hmac_sha256(secret, message),
             Algorithm::HmacSha1 => hmac_sha1(secret, message),
+            Algorithm::HmacSha512 => hmac_sha512(secret, message),
             other => panic!("{} carries {other:?} signatures, not an HMAC", self.name),
         };
         self.encode(&mac)

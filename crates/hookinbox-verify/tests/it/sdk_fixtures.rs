@@ -39,8 +39,37 @@ macro_rules! fixture_tests {
 }
 
 fixture_tests!(
-    adyen, discord, github, linear, paddle, razorpay, sendgrid, slack, square, standard, stripe,
+    adyen,
+    discord,
+    github,
+    linear,
+    paddle,
+    razorpay,
+    sendgrid,
+    slack,
+    square,
+    standard,
+    stripe,
     twilio,
+    // Providers of issue #23, part 2.
+    airwallex,
+    calendly,
+    chargebee,
+    checkout_com,
+    coinbase_commerce,
+    customer_io,
+    dwolla,
+    flutterwave,
+    gocardless,
+    helpscout,
+    modern_treasury,
+    orb,
+    paystack,
+    postmark,
+    recurly,
+    segment,
+    telegram,
+    telnyx,
 );
 
 #[test]
