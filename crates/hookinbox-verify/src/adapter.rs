@@ -1,6 +1,8 @@
 //! The seam between the one verification pipeline and each provider.
 
-use crate::{Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureCoverage};
+use crate::{
+    Key, KeyError, Outcome, ProviderFacts, Refusal, Request, SignatureClaim, SignatureCoverage,
+};
 
 /// What one provider's webhook scheme looks like. An adapter is pure: no I/O,
 /// no clock (the pipeline passes `now` where it matters), no state that
@@ -13,6 +15,9 @@ use crate::{Key, KeyError, Outcome, Refusal, Request, SignatureClaim, SignatureC
 pub trait Adapter: Send + Sync + std::fmt::Debug {
     /// The provider name used in configuration (`provider = "stripe"`).
     fn name(&self) -> &'static str;
+
+    /// The catalogue entry users read (`hookinbox providers`, docs/providers.md).
+    fn facts(&self) -> &'static ProviderFacts;
 
     /// The timestamp tolerance the provider documents, or `None` when the
     /// scheme signs no timestamp.

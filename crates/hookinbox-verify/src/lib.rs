@@ -21,6 +21,7 @@
 //! an unverified request.
 
 pub mod adapter;
+pub mod catalogue;
 pub mod coverage;
 pub mod encoding;
 pub mod envelope;
@@ -40,6 +41,7 @@ pub(crate) mod test_support;
 pub mod verifier;
 
 pub use adapter::Adapter;
+pub use catalogue::{ProviderFacts, VectorSource};
 pub use coverage::{BodyCoverage, SignatureCoverage, UnsignedMetadata};
 pub use envelope::{Envelope, Outcome, Reply};
 pub use headers::Headers;

@@ -39,8 +39,8 @@ use crate::encoding;
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, BodyCoverage, Candidate, Key, KeyError, Outcome, Refusal, Request,
-    SignatureClaim, SignatureCoverage, SignedMessage,
+    Adapter, Algorithm, BodyCoverage, Candidate, Key, KeyError, Outcome, ProviderFacts, Refusal,
+    Request, SignatureClaim, SignatureCoverage, SignedMessage, VectorSource,
 };
 
 /// The signed fields of a notification item, as JSON pointers, in order.
@@ -55,6 +55,18 @@ const SIGNED_FIELDS: [&str; 8] = [
     "/success",
 ];
 
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Adyen",
+    docs_url: "https://docs.adyen.com/development-resources/webhooks/verify-hmac-signatures/",
+    scheme: "HMAC-SHA256, base64, `additionalData.hmacSignature` in the body",
+    signed_parts: "eight fields of the item joined by `:`",
+    id_source: "`{pspReference}:{eventCode}:{success}` (signed fields)",
+    handshake: None,
+    batch: Some("exactly one `NotificationRequestItem` per request; others refused"),
+    vectors: VectorSource::OfficialSdk("Adyen (PyPI)"),
+};
+
 #[derive(Debug, Default)]
 pub struct Adyen;
 
@@ -65,6 +77,10 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
 impl Adapter for Adyen {
     fn name(&self) -> &'static str {
         "adyen"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

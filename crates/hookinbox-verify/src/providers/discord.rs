@@ -37,8 +37,8 @@
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
-    SignatureCoverage, SignatureHeader,
+    Adapter, Algorithm, Key, KeyError, Outcome, ProviderFacts, Refusal, Reply, Request,
+    SignatureClaim, SignatureCoverage, SignatureHeader, VectorSource,
 };
 
 /// Hex of the 64-byte Ed25519 signature of `"{timestamp as sent}{body}"`.
@@ -53,6 +53,18 @@ const DISCORD_EPOCH_MS: u64 = 1_420_070_400_000;
 /// Interaction type of a PING.
 const PING: i64 = 1;
 
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Discord",
+    docs_url: "https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint-validating-security-request-headers",
+    scheme: "Ed25519, hex, `X-Signature-Ed25519`",
+    signed_parts: "`{X-Signature-Timestamp}{body}`",
+    id_source: "body `id` (signed)",
+    handshake: Some("PING answered with PONG"),
+    batch: None,
+    vectors: VectorSource::OfficialSdk("discord-interactions (npm)"),
+};
+
 #[derive(Debug, Default)]
 pub struct Discord;
 
@@ -63,6 +75,10 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
 impl Adapter for Discord {
     fn name(&self) -> &'static str {
         "discord"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

@@ -35,12 +35,26 @@ use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::signature_header::{self, SignatureHeader};
 use crate::{
-    Adapter, Algorithm, BodyCoverage, Envelope, Key, KeyError, Outcome, Refusal, Request,
-    SignatureClaim, SignatureCoverage, SignedMessage,
+    Adapter, Algorithm, BodyCoverage, Envelope, Key, KeyError, Outcome, ProviderFacts, Refusal,
+    Request, SignatureClaim, SignatureCoverage, SignedMessage, VectorSource,
 };
 use settings::{Source, Validated};
 
 /// A `generic_hmac` adapter built from validated settings.
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Generic HMAC",
+    docs_url: "docs/configuration.md",
+    scheme: "HMAC-SHA256 or HMAC-SHA1, hex or base64, configured header",
+    signed_parts: "the `signed_content` template (default raw body)",
+    id_source: "configured header or JSON pointer",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::IndependentPython(
+        "crates/hookinbox-verify/tests/vectors/signatures.jsonl",
+    ),
+};
+
 #[derive(Debug, Clone)]
 pub struct GenericHmac {
     settings: GenericHmacSettings,
@@ -114,6 +128,10 @@ impl GenericHmac {
 impl Adapter for GenericHmac {
     fn name(&self) -> &'static str {
         "generic_hmac"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

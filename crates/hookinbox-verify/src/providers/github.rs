@@ -31,8 +31,8 @@
 
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, BodyCoverage, Envelope, Key, KeyError, Outcome, Refusal, Request,
-    SignatureClaim, SignatureCoverage, SignatureHeader,
+    Adapter, Algorithm, BodyCoverage, Envelope, Key, KeyError, Outcome, ProviderFacts, Refusal,
+    Request, SignatureClaim, SignatureCoverage, SignatureHeader, VectorSource,
 };
 
 /// `sha256=` and the hex HMAC-SHA256 of the raw body: 32 bytes, or malformed.
@@ -40,6 +40,18 @@ const SIGNATURE: SignatureHeader<'static> =
     SignatureHeader::hex("X-Hub-Signature-256", Algorithm::HmacSha256)
         .with_prefix("sha256=")
         .with_length(32);
+
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "GitHub",
+    docs_url: "https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries",
+    scheme: "HMAC-SHA256, hex, `X-Hub-Signature-256: sha256=`",
+    signed_parts: "raw body",
+    id_source: "header `X-GitHub-Delivery` (unsigned)",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::OfficialSdk("@octokit/webhooks-methods (npm)"),
+};
 
 #[derive(Debug, Default)]
 pub struct Github;
@@ -51,6 +63,10 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
 impl Adapter for Github {
     fn name(&self) -> &'static str {
         "github"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

@@ -29,8 +29,22 @@
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, BodyCoverage, Candidate, Key, KeyError, Outcome, Refusal, Request,
-    SignatureClaim, SignatureCoverage, SignedMessage,
+    Adapter, Algorithm, BodyCoverage, Candidate, Key, KeyError, Outcome, ProviderFacts, Refusal,
+    Request, SignatureClaim, SignatureCoverage, SignedMessage, VectorSource,
+};
+
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "GitLab",
+    docs_url: "https://docs.gitlab.com/user/project/integrations/webhooks/",
+    scheme: "shared token, `X-Gitlab-Token`",
+    signed_parts: "none (token compared as is)",
+    id_source: "header `Idempotency-Key`, else `X-Gitlab-Event-UUID` (unsigned)",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::IndependentPython(
+        "crates/hookinbox-verify/tests/vectors/signatures.jsonl",
+    ),
 };
 
 #[derive(Debug, Default)]
@@ -43,6 +57,10 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
 impl Adapter for Gitlab {
     fn name(&self) -> &'static str {
         "gitlab"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

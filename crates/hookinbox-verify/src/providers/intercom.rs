@@ -22,13 +22,25 @@
 use crate::envelope::{self, Reply};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignatureCoverage, SignatureHeader,
+    Adapter, Algorithm, Key, KeyError, Outcome, ProviderFacts, Refusal, Request, SignatureClaim,
+    SignatureCoverage, SignatureHeader, VectorSource,
 };
 
 /// `sha1=` and the hex HMAC-SHA1 of the raw body.
 const SIGNATURE: SignatureHeader<'static> =
     SignatureHeader::hex("X-Hub-Signature", Algorithm::HmacSha1).with_prefix("sha1=");
+
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Intercom",
+    docs_url: "https://developers.intercom.com/docs/webhooks",
+    scheme: "HMAC-SHA1, hex, `X-Hub-Signature: sha1=`",
+    signed_parts: "raw body",
+    id_source: "body `id` (signed)",
+    handshake: Some("`ping` topic answered with an empty 200"),
+    batch: None,
+    vectors: VectorSource::IndependentPython("crates/hookinbox-verify/src/providers/intercom.rs"),
+};
 
 #[derive(Debug, Default)]
 pub struct Intercom;
@@ -40,6 +52,10 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
 impl Adapter for Intercom {
     fn name(&self) -> &'static str {
         "intercom"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

@@ -14,14 +14,28 @@
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignatureCoverage, SignatureHeader,
+    Adapter, Algorithm, Key, KeyError, Outcome, ProviderFacts, Refusal, Request, SignatureClaim,
+    SignatureCoverage, SignatureHeader, VectorSource,
 };
 
 /// Hex HMAC-SHA256 of `"{timestamp}.{body}"`.
 const SIGNATURE: SignatureHeader<'static> =
     SignatureHeader::hex("X-Signature", Algorithm::HmacSha256);
 const TIMESTAMP: &str = "X-Timestamp";
+
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "hookinbox lab",
+    docs_url: "docs/architecture.md",
+    scheme: "HMAC-SHA256, hex, `X-Signature`",
+    signed_parts: "`{X-Timestamp}.{body}`",
+    id_source: "body `id` (signed)",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::IndependentPython(
+        "crates/hookinbox-verify/tests/vectors/signatures.jsonl",
+    ),
+};
 
 #[derive(Debug, Default)]
 pub struct Lab;
@@ -33,6 +47,10 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
 impl Adapter for Lab {
     fn name(&self) -> &'static str {
         "lab"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

@@ -29,13 +29,27 @@
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignatureCoverage, SignatureHeader,
+    Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, ProviderFacts, Refusal, Request,
+    SignatureClaim, SignatureCoverage, SignatureHeader, VectorSource,
 };
 
 /// Hex HMAC-SHA256 of the raw body.
 const SIGNATURE: SignatureHeader<'static> =
     SignatureHeader::hex("X-Signature", Algorithm::HmacSha256);
+
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Lemon Squeezy",
+    docs_url: "https://docs.lemonsqueezy.com/help/webhooks/signing-requests",
+    scheme: "HMAC-SHA256, hex, `X-Signature`",
+    signed_parts: "raw body",
+    id_source: "`{meta.event_name}:{data.type}:{data.id}:{data.attributes.updated_at}` (signed)",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::IndependentPython(
+        "crates/hookinbox-verify/src/providers/lemonsqueezy.rs",
+    ),
+};
 
 #[derive(Debug, Default)]
 pub struct LemonSqueezy;
@@ -47,6 +61,10 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
 impl Adapter for LemonSqueezy {
     fn name(&self) -> &'static str {
         "lemonsqueezy"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

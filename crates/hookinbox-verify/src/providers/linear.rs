@@ -33,13 +33,25 @@
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignatureCoverage, SignatureHeader, SignedMessage,
+    Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, ProviderFacts, Refusal, Request,
+    SignatureClaim, SignatureCoverage, SignatureHeader, SignedMessage, VectorSource,
 };
 
 /// Hex HMAC-SHA256 of the raw body.
 const SIGNATURE: SignatureHeader<'static> =
     SignatureHeader::hex("Linear-Signature", Algorithm::HmacSha256);
+
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Linear",
+    docs_url: "https://linear.app/developers/webhooks",
+    scheme: "HMAC-SHA256, hex, `Linear-Signature`",
+    signed_parts: "raw body",
+    id_source: "header `Linear-Delivery` (unsigned)",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::OfficialSdk("@linear/sdk (npm)"),
+};
 
 #[derive(Debug, Default)]
 pub struct Linear;
@@ -51,6 +63,10 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
 impl Adapter for Linear {
     fn name(&self) -> &'static str {
         "linear"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

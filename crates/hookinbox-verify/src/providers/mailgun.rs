@@ -49,8 +49,21 @@ use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::signature::hmac_sha256;
 use crate::{
-    Adapter, Algorithm, BodyCoverage, Candidate, Key, KeyError, Outcome, Refusal, Request,
-    SignatureClaim, SignatureCoverage, SignedMessage,
+    Adapter, Algorithm, BodyCoverage, Candidate, Key, KeyError, Outcome, ProviderFacts, Refusal,
+    Request, SignatureClaim, SignatureCoverage, SignedMessage, VectorSource,
+};
+
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Mailgun",
+    docs_url:
+        "https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks",
+    scheme: "HMAC-SHA256, hex, body `signature.signature`",
+    signed_parts: "`{timestamp}{token}` (not the event data: `basic_auth` required)",
+    id_source: "body `signature.token`",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::IndependentPython("crates/hookinbox-verify/src/providers/mailgun.rs"),
 };
 
 #[derive(Debug, Default)]
@@ -63,6 +76,10 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
 impl Adapter for Mailgun {
     fn name(&self) -> &'static str {
         "mailgun"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

@@ -25,8 +25,8 @@ use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::signature::hmac_sha256;
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignatureCoverage, SignatureList, SignedMessage,
+    Adapter, Algorithm, Key, KeyError, Outcome, ProviderFacts, Refusal, Request, SignatureClaim,
+    SignatureCoverage, SignatureList, SignedMessage, VectorSource,
 };
 
 /// `ts=<unix seconds>` and hex HMAC-SHA256 `h1` signatures of `"{ts}:{body}"`.
@@ -36,6 +36,18 @@ const SIGNATURE: SignatureList<'static> = SignatureList {
     timestamp_key: "ts",
     signature_key: "h1",
     algorithm: Algorithm::HmacSha256,
+};
+
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Paddle",
+    docs_url: "https://developer.paddle.com/webhooks/signature-verification",
+    scheme: "HMAC-SHA256, hex, `Paddle-Signature: ts=…;h1=…`",
+    signed_parts: "`{ts}:{body}`",
+    id_source: "body `event_id` (signed)",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::OfficialSdk("paddle-python-sdk (PyPI)"),
 };
 
 #[derive(Debug, Default)]
@@ -48,6 +60,10 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
 impl Adapter for Paddle {
     fn name(&self) -> &'static str {
         "paddle"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

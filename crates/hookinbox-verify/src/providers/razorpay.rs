@@ -27,13 +27,25 @@
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignatureCoverage, SignatureHeader,
+    Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, ProviderFacts, Refusal, Request,
+    SignatureClaim, SignatureCoverage, SignatureHeader, VectorSource,
 };
 
 /// Hex HMAC-SHA256 of the raw body.
 const SIGNATURE: SignatureHeader<'static> =
     SignatureHeader::hex("X-Razorpay-Signature", Algorithm::HmacSha256);
+
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Razorpay",
+    docs_url: "https://razorpay.com/docs/webhooks/validate-test/",
+    scheme: "HMAC-SHA256, hex, `X-Razorpay-Signature`",
+    signed_parts: "raw body",
+    id_source: "header `x-razorpay-event-id` (unsigned)",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::OfficialSdk("razorpay (PyPI)"),
+};
 
 #[derive(Debug, Default)]
 pub struct Razorpay;
@@ -45,6 +57,10 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
 impl Adapter for Razorpay {
     fn name(&self) -> &'static str {
         "razorpay"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

@@ -38,8 +38,8 @@
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignatureCoverage, SignatureHeader,
+    Adapter, Algorithm, Key, KeyError, Outcome, ProviderFacts, Refusal, Request, SignatureClaim,
+    SignatureCoverage, SignatureHeader, VectorSource,
 };
 
 /// Standard base64 of the DER ECDSA P-256 signature of `"{timestamp as sent}{body}"`.
@@ -48,6 +48,18 @@ const SIGNATURE: SignatureHeader<'static> = SignatureHeader::base64(
     Algorithm::EcdsaP256Sha256,
 );
 const TIMESTAMP: &str = "X-Twilio-Email-Event-Webhook-Timestamp";
+
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Twilio SendGrid",
+    docs_url: "https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features",
+    scheme: "ECDSA P-256, base64 DER, `X-Twilio-Email-Event-Webhook-Signature`",
+    signed_parts: "`{timestamp}{body}`",
+    id_source: "first and last `sg_event_id` and the count (signed)",
+    handshake: None,
+    batch: Some("a JSON array of events stored as one row"),
+    vectors: VectorSource::OfficialSdk("sendgrid (PyPI)"),
+};
 
 #[derive(Debug, Default)]
 pub struct Sendgrid;
@@ -59,6 +71,10 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
 impl Adapter for Sendgrid {
     fn name(&self) -> &'static str {
         "sendgrid"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

@@ -28,13 +28,27 @@
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignatureCoverage, SignatureHeader,
+    Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, ProviderFacts, Refusal, Request,
+    SignatureClaim, SignatureCoverage, SignatureHeader, VectorSource,
 };
 
 /// Standard base64 of the HMAC-SHA256 of the raw body.
 const SIGNATURE: SignatureHeader<'static> =
     SignatureHeader::base64("X-Shopify-Hmac-Sha256", Algorithm::HmacSha256);
+
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Shopify",
+    docs_url: "https://shopify.dev/docs/apps/build/webhooks/subscribe/https",
+    scheme: "HMAC-SHA256, base64, `X-Shopify-Hmac-Sha256`",
+    signed_parts: "raw body",
+    id_source: "header `X-Shopify-Event-Id` (unsigned)",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::IndependentPython(
+        "crates/hookinbox-verify/tests/vectors/signatures.jsonl",
+    ),
+};
 
 #[derive(Debug, Default)]
 pub struct Shopify;
@@ -46,6 +60,10 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
 impl Adapter for Shopify {
     fn name(&self) -> &'static str {
         "shopify"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

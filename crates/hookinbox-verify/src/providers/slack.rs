@@ -33,8 +33,8 @@
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Envelope, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
-    SignatureCoverage, SignatureHeader,
+    Adapter, Algorithm, Envelope, Key, KeyError, Outcome, ProviderFacts, Refusal, Reply, Request,
+    SignatureClaim, SignatureCoverage, SignatureHeader, VectorSource,
 };
 
 /// `v0=` and the hex HMAC-SHA256 of `"v0:{timestamp}:{body}"`: 32 bytes, or malformed.
@@ -43,6 +43,18 @@ const SIGNATURE: SignatureHeader<'static> =
         .with_prefix("v0=")
         .with_length(32);
 const TIMESTAMP: &str = "X-Slack-Request-Timestamp";
+
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Slack",
+    docs_url: "https://api.slack.com/authentication/verifying-requests-from-slack",
+    scheme: "HMAC-SHA256, hex, `X-Slack-Signature: v0=`",
+    signed_parts: "`v0:{timestamp}:{body}`",
+    id_source: "body `event_id` or `trigger_id` (signed)",
+    handshake: Some("`url_verification` challenge; `ssl_check`"),
+    batch: None,
+    vectors: VectorSource::OfficialSdk("slack_sdk (PyPI)"),
+};
 
 #[derive(Debug, Default)]
 pub struct Slack;
@@ -54,6 +66,10 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
 impl Adapter for Slack {
     fn name(&self) -> &'static str {
         "slack"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

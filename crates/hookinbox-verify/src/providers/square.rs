@@ -21,13 +21,25 @@
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignatureCoverage, SignatureHeader, SignedMessage,
+    Adapter, Algorithm, Key, KeyError, Outcome, ProviderFacts, Refusal, Request, SignatureClaim,
+    SignatureCoverage, SignatureHeader, SignedMessage, VectorSource,
 };
 
 /// Standard base64 of the HMAC-SHA256 of notification URL + body.
 const SIGNATURE: SignatureHeader<'static> =
     SignatureHeader::base64("x-square-hmacsha256-signature", Algorithm::HmacSha256);
+
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Square",
+    docs_url: "https://developer.squareup.com/docs/webhooks/step3validate",
+    scheme: "HMAC-SHA256, base64, `x-square-hmacsha256-signature`",
+    signed_parts: "`{public_url}{body}`",
+    id_source: "body `event_id` (signed)",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::OfficialSdk("squareup (PyPI)"),
+};
 
 #[derive(Debug)]
 pub struct Square {
@@ -59,6 +71,10 @@ pub fn build(settings: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsErr
 impl Adapter for Square {
     fn name(&self) -> &'static str {
         "square"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

@@ -38,8 +38,8 @@ use crate::registry::{AdapterSettings, SettingsError};
 use crate::signature::hmac_sha256;
 use crate::signature_header;
 use crate::{
-    Adapter, Algorithm, Candidate, Envelope, Key, KeyError, Outcome, Refusal, Request,
-    SignatureClaim, SignatureCoverage, SignedMessage,
+    Adapter, Algorithm, Candidate, Envelope, Key, KeyError, Outcome, ProviderFacts, Refusal,
+    Request, SignatureClaim, SignatureCoverage, SignedMessage, VectorSource,
 };
 
 /// The prefix of a symmetric (HMAC) secret.
@@ -49,6 +49,18 @@ const PUBLIC_KEY_PREFIX: &str = "whpk_";
 /// Lengths of the two signature kinds, in bytes.
 const HMAC_LEN: usize = 32;
 const ED25519_LEN: usize = 64;
+
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Standard Webhooks",
+    docs_url: "https://www.standardwebhooks.com/",
+    scheme: "HMAC-SHA256 (`v1`) or Ed25519 (`v1a`), base64, `webhook-signature`",
+    signed_parts: "`{webhook-id}.{webhook-timestamp}.{body}`",
+    id_source: "header `webhook-id` (signed)",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::OfficialSdk("standardwebhooks (PyPI)"),
+};
 
 #[derive(Debug, Default)]
 pub struct Standard;
@@ -89,6 +101,10 @@ fn names(request: &Request<'_>) -> &'static HeaderNames {
 impl Adapter for Standard {
     fn name(&self) -> &'static str {
         "standard"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

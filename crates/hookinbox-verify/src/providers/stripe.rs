@@ -14,8 +14,8 @@
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignatureCoverage, SignatureList, SignedMessage,
+    Adapter, Algorithm, Key, KeyError, Outcome, ProviderFacts, Refusal, Request, SignatureClaim,
+    SignatureCoverage, SignatureList, SignedMessage, VectorSource,
 };
 
 /// `t=<unix seconds>` and hex HMAC-SHA256 `v1` signatures of `"{t}.{body}"`.
@@ -25,6 +25,18 @@ const SIGNATURE: SignatureList<'static> = SignatureList {
     timestamp_key: "t",
     signature_key: "v1",
     algorithm: Algorithm::HmacSha256,
+};
+
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Stripe",
+    docs_url: "https://docs.stripe.com/webhooks#verify-events",
+    scheme: "HMAC-SHA256, hex, `Stripe-Signature: t=…,v1=…`",
+    signed_parts: "`{t}.{body}`",
+    id_source: "body `id` (signed)",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::OfficialSdk("stripe (PyPI)"),
 };
 
 #[derive(Debug, Default)]
@@ -37,6 +49,10 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
 impl Adapter for Stripe {
     fn name(&self) -> &'static str {
         "stripe"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

@@ -43,13 +43,25 @@ use sha2::Digest;
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignatureCoverage, SignatureHeader, SignedMessage,
+    Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, ProviderFacts, Refusal, Request,
+    SignatureClaim, SignatureCoverage, SignatureHeader, SignedMessage, VectorSource,
 };
 
 /// Standard base64 of the HMAC-SHA1 of the signed URL (and parameters).
 const SIGNATURE: SignatureHeader<'static> =
     SignatureHeader::base64("X-Twilio-Signature", Algorithm::HmacSha1);
+
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Twilio",
+    docs_url: "https://www.twilio.com/docs/usage/webhooks/webhooks-security",
+    scheme: "HMAC-SHA1, base64, `X-Twilio-Signature`",
+    signed_parts: "`{public_url}` + sorted form parameters",
+    id_source: "header `I-Twilio-Idempotency-Token` (unsigned)",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::OfficialSdk("twilio (PyPI)"),
+};
 
 #[derive(Debug)]
 pub struct Twilio {
@@ -82,6 +94,10 @@ pub fn build(settings: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsErr
 impl Adapter for Twilio {
     fn name(&self) -> &'static str {
         "twilio"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

@@ -29,8 +29,8 @@ use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::signature_header;
 use crate::{
-    Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, Refusal, Reply, Request,
-    SignatureClaim, SignatureCoverage, SignatureHeader, SignedMessage,
+    Adapter, Algorithm, BodyCoverage, Key, KeyError, Outcome, ProviderFacts, Refusal, Reply,
+    Request, SignatureClaim, SignatureCoverage, SignatureHeader, SignedMessage, VectorSource,
 };
 
 /// `sha256=` and the hex HMAC-SHA256 of `"{message id}{timestamp}{body}"`.
@@ -45,6 +45,21 @@ const MESSAGE_TYPE: &str = "Twitch-Eventsub-Message-Type";
 const VERIFICATION: &str = "webhook_callback_verification";
 const NOTIFICATION: &str = "notification";
 
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Twitch EventSub",
+    docs_url:
+        "https://dev.twitch.tv/docs/eventsub/handling-webhook-events/#verifying-the-event-message",
+    scheme: "HMAC-SHA256, hex, `Twitch-Eventsub-Message-Signature: sha256=`",
+    signed_parts: "`{message id}{message timestamp}{body}`",
+    id_source: "header `Twitch-Eventsub-Message-Id` (signed)",
+    handshake: Some("`webhook_callback_verification` challenge"),
+    batch: None,
+    vectors: VectorSource::IndependentPython(
+        "crates/hookinbox-verify/tests/fixtures/documented/gen_asym_providers.py",
+    ),
+};
+
 #[derive(Debug, Default)]
 pub struct Twitch;
 
@@ -55,6 +70,10 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
 impl Adapter for Twitch {
     fn name(&self) -> &'static str {
         "twitch"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

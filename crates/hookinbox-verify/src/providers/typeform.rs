@@ -22,13 +22,25 @@
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
-    SignatureCoverage, SignatureHeader,
+    Adapter, Algorithm, Key, KeyError, Outcome, ProviderFacts, Refusal, Request, SignatureClaim,
+    SignatureCoverage, SignatureHeader, VectorSource,
 };
 
 /// `sha256=` and the standard base64 of the HMAC-SHA256 of the raw body.
 const SIGNATURE: SignatureHeader<'static> =
     SignatureHeader::base64("Typeform-Signature", Algorithm::HmacSha256).with_prefix("sha256=");
+
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Typeform",
+    docs_url: "https://www.typeform.com/developers/webhooks/secure-your-webhooks/",
+    scheme: "HMAC-SHA256, base64, `Typeform-Signature: sha256=`",
+    signed_parts: "raw body",
+    id_source: "body `event_id` (signed)",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::IndependentPython("crates/hookinbox-verify/src/providers/typeform.rs"),
+};
 
 #[derive(Debug, Default)]
 pub struct Typeform;
@@ -40,6 +52,10 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
 impl Adapter for Typeform {
     fn name(&self) -> &'static str {
         "typeform"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

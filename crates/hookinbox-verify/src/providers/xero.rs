@@ -31,13 +31,27 @@
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
-    SignatureCoverage, SignatureHeader,
+    Adapter, Algorithm, Key, KeyError, Outcome, ProviderFacts, Refusal, Reply, Request,
+    SignatureClaim, SignatureCoverage, SignatureHeader, VectorSource,
 };
 
 /// Standard base64 of the HMAC-SHA256 of the raw body.
 const SIGNATURE: SignatureHeader<'static> =
     SignatureHeader::base64("x-xero-signature", Algorithm::HmacSha256);
+
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Xero",
+    docs_url: "https://developer.xero.com/documentation/guides/webhooks/overview/",
+    scheme: "HMAC-SHA256, base64, `x-xero-signature`",
+    signed_parts: "raw body",
+    id_source: "`{firstEventSequence}-{lastEventSequence}` (signed)",
+    handshake: Some("intent to receive (empty `events`)"),
+    batch: Some("the payload's events stored as one row"),
+    vectors: VectorSource::IndependentPython(
+        "crates/hookinbox-verify/tests/fixtures/documented/gen_asym_providers.py",
+    ),
+};
 
 #[derive(Debug, Default)]
 pub struct Xero;
@@ -49,6 +63,10 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
 impl Adapter for Xero {
     fn name(&self) -> &'static str {
         "xero"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {

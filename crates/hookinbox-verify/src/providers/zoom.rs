@@ -34,8 +34,8 @@ use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::signature::hmac_sha256;
 use crate::{
-    Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Reply, Request, SignatureClaim,
-    SignatureCoverage, SignatureHeader,
+    Adapter, Algorithm, Key, KeyError, Outcome, ProviderFacts, Refusal, Reply, Request,
+    SignatureClaim, SignatureCoverage, SignatureHeader, VectorSource,
 };
 
 /// `v0=` and the hex HMAC-SHA256 of `"v0:{timestamp as sent}:{body}"`.
@@ -45,6 +45,20 @@ const TIMESTAMP: &str = "x-zm-request-timestamp";
 
 /// The event Zoom sends to validate an endpoint URL.
 const URL_VALIDATION: &str = "endpoint.url_validation";
+
+/// The catalogue entry (`hookinbox providers`, docs/providers.md).
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "Zoom",
+    docs_url: "https://developers.zoom.us/docs/api/webhooks/",
+    scheme: "HMAC-SHA256, hex, `x-zm-signature: v0=`",
+    signed_parts: "`v0:{timestamp}:{body}`",
+    id_source: "`{event}:{event_ts}[:{object}][:{participant}]` (signed)",
+    handshake: Some("`endpoint.url_validation`"),
+    batch: None,
+    vectors: VectorSource::IndependentPython(
+        "crates/hookinbox-verify/tests/fixtures/documented/gen_asym_providers.py",
+    ),
+};
 
 #[derive(Debug, Default)]
 pub struct Zoom;
@@ -56,6 +70,10 @@ pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
 impl Adapter for Zoom {
     fn name(&self) -> &'static str {
         "zoom"
+    }
+
+    fn facts(&self) -> &'static ProviderFacts {
+        &FACTS
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {
