@@ -58,6 +58,11 @@ const REGISTRY: &[(&str, Build)] = &[
     ("sendgrid", providers::sendgrid::build),
     ("adyen", providers::adyen::build),
     ("xero", providers::xero::build),
+    ("box", providers::box_com::build),
+    ("easypost", providers::easypost::build),
+    ("aftership", providers::aftership::build),
+    ("alchemy", providers::alchemy::build),
+    ("persona", providers::persona::build),
 ];
 
 /// Builds the adapter for a provider name.

@@ -3,7 +3,11 @@
 //! retries, and the provider's redelivery window.
 
 pub mod adyen;
+pub mod aftership;
+pub mod alchemy;
+pub mod box_com;
 pub mod discord;
+pub mod easypost;
 pub mod generic_hmac;
 pub mod github;
 pub mod gitlab;
@@ -13,6 +17,7 @@ pub mod lemonsqueezy;
 pub mod linear;
 pub mod mailgun;
 pub mod paddle;
+pub mod persona;
 pub mod razorpay;
 pub mod sendgrid;
 pub mod shopify;
