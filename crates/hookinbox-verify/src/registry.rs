@@ -63,6 +63,10 @@ const REGISTRY: &[(&str, Build)] = &[
     ("aftership", providers::aftership::build),
     ("alchemy", providers::alchemy::build),
     ("persona", providers::persona::build),
+    ("trello", providers::trello::build),
+    ("nylas", providers::nylas::build),
+    ("onfido", providers::onfido::build),
+    ("airtable", providers::airtable::build),
 ];
 
 /// Builds the adapter for a provider name.

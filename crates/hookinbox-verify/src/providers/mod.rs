@@ -4,6 +4,7 @@
 
 pub mod adyen;
 pub mod aftership;
+pub mod airtable;
 pub mod alchemy;
 pub mod box_com;
 pub mod discord;
@@ -16,6 +17,8 @@ pub mod lab;
 pub mod lemonsqueezy;
 pub mod linear;
 pub mod mailgun;
+pub mod nylas;
+pub mod onfido;
 pub mod paddle;
 pub mod persona;
 pub mod razorpay;
@@ -25,6 +28,7 @@ pub mod slack;
 pub mod square;
 pub mod standard;
 pub mod stripe;
+pub mod trello;
 pub mod twilio;
 pub mod twitch;
 pub mod typeform;
