@@ -67,6 +67,7 @@ const REGISTRY: &[(&str, Build)] = &[
     ("nylas", providers::nylas::build),
     ("onfido", providers::onfido::build),
     ("airtable", providers::airtable::build),
+    ("sanity", providers::sanity::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -122,6 +123,7 @@ mod tests {
             "twilio",
             "lemonsqueezy",
             "linear",
+            "sanity",
         ];
         for name in provider_names() {
             let coverage = adapter_for(name, &settings).unwrap().coverage();

@@ -22,6 +22,7 @@ pub mod onfido;
 pub mod paddle;
 pub mod persona;
 pub mod razorpay;
+pub mod sanity;
 pub mod sendgrid;
 pub mod shopify;
 pub mod slack;
