@@ -68,6 +68,7 @@ const REGISTRY: &[(&str, Build)] = &[
     ("onfido", providers::onfido::build),
     ("airtable", providers::airtable::build),
     ("sanity", providers::sanity::build),
+    ("clickup", providers::clickup::build),
 ];
 
 /// Builds the adapter for a provider name.

@@ -7,6 +7,7 @@ pub mod aftership;
 pub mod airtable;
 pub mod alchemy;
 pub mod box_com;
+pub mod clickup;
 pub mod discord;
 pub mod easypost;
 pub mod generic_hmac;
