@@ -69,6 +69,7 @@ const REGISTRY: &[(&str, Build)] = &[
     ("airtable", providers::airtable::build),
     ("sanity", providers::sanity::build),
     ("clickup", providers::clickup::build),
+    ("contentful", providers::contentful::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -125,6 +126,7 @@ mod tests {
             "lemonsqueezy",
             "linear",
             "sanity",
+            "contentful",
         ];
         for name in provider_names() {
             let coverage = adapter_for(name, &settings).unwrap().coverage();

@@ -8,6 +8,7 @@ pub mod airtable;
 pub mod alchemy;
 pub mod box_com;
 pub mod clickup;
+pub mod contentful;
 pub mod discord;
 pub mod easypost;
 pub mod generic_hmac;

@@ -41,7 +41,8 @@ macro_rules! fixture_tests {
 fixture_tests!(
     adyen, discord, github, linear, paddle, razorpay, sendgrid, slack, square, standard, stripe,
     twilio, // Issue #23, part 3.
-    aftership, airtable, alchemy, clickup, easypost, nylas, onfido, persona, sanity, trello,
+    aftership, airtable, alchemy, clickup, contentful, easypost, nylas, onfido, persona, sanity,
+    trello,
 );
 
 /// `box` is a Rust keyword, so its test is not one of the macro's.
