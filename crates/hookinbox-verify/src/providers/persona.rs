@@ -9,10 +9,11 @@
 //!   (anything else is `malformed_signature`): the signed timestamp is one.
 //! - Signed bytes: `"{t}.{raw body}"`, HMAC-SHA256 keyed with the webhook
 //!   secret (`wbhsec_…`) as UTF-8 bytes, hex.
-//! - Tolerance: Persona documents none; hookinbox applies 300 s in both
-//!   directions, the window of the same scheme elsewhere (Stripe), so a
-//!   captured request cannot be replayed later. An endpoint whose retries
-//!   arrive later can raise it with `tolerance_seconds`.
+//! - Tolerance: Persona documents `t` as the time the request was sent, so
+//!   every attempt is signed anew, but no window; hookinbox applies 300 s in
+//!   both directions, the window of the same scheme elsewhere (Stripe), so a
+//!   captured request cannot be replayed later. An endpoint can change it
+//!   with `tolerance`.
 //! - Event id: body `data.id` (`evt_…`), the Event object's id, signed.
 //!   Persona asks receivers to handle duplicate deliveries of one event
 //!   idempotently; they carry the same event.
