@@ -14,6 +14,8 @@ HERE = pathlib.Path(__file__).parent
 SOURCES = [
     HERE / "../tests/vectors/signatures.jsonl",
     HERE / "../tests/fixtures/documented/asym_providers.jsonl",
+    # The SDK and documented-formula fixtures: every provider's header shapes.
+    *sorted((HERE / "../tests/fixtures").glob("*.jsonl")),
     *map(pathlib.Path, sys.argv[1:]),
 ]
 OUT = HERE / "corpus" / "adapters"

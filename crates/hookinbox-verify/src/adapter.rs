@@ -1,7 +1,8 @@
 //! The seam between the one verification pipeline and each provider.
 
 use crate::{
-    Key, KeyError, Outcome, ProviderFacts, Refusal, Request, SignatureClaim, SignatureCoverage,
+    Key, KeyError, Outcome, Probe, ProviderFacts, Refusal, Reply, Request, SignatureClaim,
+    SignatureCoverage,
 };
 
 /// What one provider's webhook scheme looks like. An adapter is pure: no I/O,
@@ -44,4 +45,11 @@ pub trait Adapter: Send + Sync + std::fmt::Debug {
     /// Reads the envelope of the verified request. `key` is the key that
     /// verified it, for handshakes that must answer with a MAC.
     fn envelope(&self, request: &Request<'_>, key: &Key) -> Result<Outcome, Refusal>;
+
+    /// Answers a bodiless probe of the webhook URL (see [`crate::probe`]),
+    /// or `None` — the default — when the provider sends none, so the
+    /// request is refused as a wrong method.
+    fn probe(&self, _probe: &Probe<'_>) -> Option<Reply> {
+        None
+    }
 }

@@ -76,6 +76,18 @@ const REGISTRY: &[(&str, Build)] = &[
     ("postmark", providers::postmark::build),
     ("telegram", providers::telegram::build),
     ("flutterwave", providers::flutterwave::build),
+    ("box", providers::box_com::build),
+    ("easypost", providers::easypost::build),
+    ("aftership", providers::aftership::build),
+    ("alchemy", providers::alchemy::build),
+    ("persona", providers::persona::build),
+    ("trello", providers::trello::build),
+    ("nylas", providers::nylas::build),
+    ("onfido", providers::onfido::build),
+    ("airtable", providers::airtable::build),
+    ("sanity", providers::sanity::build),
+    ("clickup", providers::clickup::build),
+    ("contentful", providers::contentful::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -136,6 +148,8 @@ mod tests {
             "postmark",
             "telegram",
             "flutterwave",
+            "sanity",
+            "contentful",
         ];
         for name in provider_names() {
             let coverage = adapter_for(name, &settings).unwrap().coverage();

@@ -35,7 +35,6 @@
 //!   `eventDate`. No object version.
 //! - Redelivery window: Adyen retries from its retry queue for up to 30 days.
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::encoding;
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
@@ -59,17 +58,6 @@ const SIGNED_FIELDS: [&str; 8] = [
 
 #[derive(Debug, Default)]
 pub struct Adyen;
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "Adyen",
-    docs_url: "https://docs.adyen.com/development-resources/webhooks/verify-hmac-signatures",
-    scheme: "HMAC-SHA256, base64, body `additionalData.hmacSignature`",
-    signed_parts: "eight item fields joined by `:`",
-    id_source: "`{pspReference}:{eventCode}:{success}` (signed fields)",
-    handshake: None,
-    batch: None,
-    vectors: VectorSource::OfficialSdk("Adyen (PyPI)"),
-};
 
 pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Adyen))

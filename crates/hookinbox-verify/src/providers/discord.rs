@@ -34,7 +34,6 @@
 //! the HTTP response of a command; the generic accepted-reply of the ingress is
 //! not one, so an app that must answer users needs the follow-up endpoints.
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
@@ -57,18 +56,6 @@ const PING: i64 = 1;
 
 #[derive(Debug, Default)]
 pub struct Discord;
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "Discord",
-    docs_url:
-        "https://discord.com/developers/docs/interactions/overview#preparing-for-interactions",
-    scheme: "Ed25519, hex, `X-Signature-Ed25519`",
-    signed_parts: "`{X-Signature-Timestamp}{body}`",
-    id_source: "body `id`",
-    handshake: Some("PING answered with PONG"),
-    batch: None,
-    vectors: VectorSource::OfficialSdk("discord-interactions (npm)"),
-};
 
 pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Discord))

@@ -31,7 +31,6 @@ pub use crate::SignatureEncoding;
 pub use settings::{default_tolerance_seconds, GenericHmacSettings, HmacAlgorithm};
 pub use template::{Piece, Template, TemplateError};
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::signature_header::{self, SignatureHeader};
@@ -48,17 +47,6 @@ pub struct GenericHmac {
     settings: GenericHmacSettings,
     validated: Validated,
 }
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "Generic HMAC",
-    docs_url: "docs/configuration.md",
-    scheme: "HMAC-SHA256 or HMAC-SHA1, hex or base64, configured header",
-    signed_parts: "configured template, default raw body",
-    id_source: "configured header or JSON pointer",
-    handshake: None,
-    batch: None,
-    vectors: VectorSource::IndependentPython("none"),
-};
 
 pub fn build(settings: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     let generic = settings

@@ -29,7 +29,6 @@
 //!   (or a script using the REST API) can redeliver any delivery from the past
 //!   3 days, with the same delivery id.
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
     Adapter, Algorithm, BodyCoverage, Envelope, Key, KeyError, Outcome, Refusal, Request,
@@ -45,17 +44,6 @@ const SIGNATURE: SignatureHeader<'static> =
 
 #[derive(Debug, Default)]
 pub struct Github;
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "GitHub",
-    docs_url: "https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries",
-    scheme: "HMAC-SHA256, hex, `X-Hub-Signature-256: sha256=`",
-    signed_parts: "raw body",
-    id_source: "header `X-GitHub-Delivery` (unsigned)",
-    handshake: None,
-    batch: None,
-    vectors: VectorSource::OfficialSdk("@octokit/webhooks-methods (npm)"),
-};
 
 pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Github))

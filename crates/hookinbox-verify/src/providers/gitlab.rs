@@ -26,7 +26,6 @@
 //!   resent by hand or through the API with the same `Idempotency-Key` while
 //!   its log is kept. We assume 7 days.
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
@@ -37,17 +36,6 @@ use crate::{ProviderFacts, VectorSource};
 
 #[derive(Debug, Default)]
 pub struct Gitlab;
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "GitLab",
-    docs_url: "https://docs.gitlab.com/user/project/integrations/webhooks/",
-    scheme: "shared token, `X-Gitlab-Token`",
-    signed_parts: "none (token)",
-    id_source: "header `Idempotency-Key`, else `X-Gitlab-Event-UUID`",
-    handshake: None,
-    batch: None,
-    vectors: VectorSource::IndependentPython("none"),
-};
 
 pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Gitlab))

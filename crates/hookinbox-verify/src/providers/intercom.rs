@@ -19,7 +19,6 @@
 //! - Redelivery window: Intercom publishes no full retry schedule; throttled
 //!   notifications are delayed by up to 2 hours. 24 hours are kept.
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::envelope::{self, Reply};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
@@ -34,17 +33,6 @@ const SIGNATURE: SignatureHeader<'static> =
 
 #[derive(Debug, Default)]
 pub struct Intercom;
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "Intercom",
-    docs_url: "https://developers.intercom.com/docs/webhooks",
-    scheme: "HMAC-SHA1, hex, `X-Hub-Signature: sha1=`",
-    signed_parts: "raw body",
-    id_source: "body `id`",
-    handshake: Some("`ping` topic answered 200"),
-    batch: None,
-    vectors: VectorSource::IndependentPython("none"),
-};
 
 pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Intercom))

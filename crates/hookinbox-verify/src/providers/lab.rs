@@ -11,7 +11,6 @@
 //!   `object_id` / `object_version` if present.
 //! - Redelivery window: 3 days (a convention for tests; no real sender).
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
@@ -27,17 +26,6 @@ const TIMESTAMP: &str = "X-Timestamp";
 
 #[derive(Debug, Default)]
 pub struct Lab;
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "lab (hookinbox test scheme)",
-    docs_url: "docs/architecture.md",
-    scheme: "HMAC-SHA256, hex, `X-Signature`",
-    signed_parts: "`{X-Timestamp}.{body}`",
-    id_source: "body `id`",
-    handshake: None,
-    batch: None,
-    vectors: VectorSource::IndependentPython("none"),
-};
 
 pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Lab))

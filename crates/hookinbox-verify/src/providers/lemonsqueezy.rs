@@ -26,7 +26,6 @@
 //!   attempt (3 retries, e.g. 5 s, 25 s, 125 s); recent webhooks can also be
 //!   resent by hand from the dashboard, so 24 hours are kept.
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
@@ -41,17 +40,6 @@ const SIGNATURE: SignatureHeader<'static> =
 
 #[derive(Debug, Default)]
 pub struct LemonSqueezy;
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "Lemon Squeezy",
-    docs_url: "https://docs.lemonsqueezy.com/help/webhooks/signing-requests",
-    scheme: "HMAC-SHA256, hex, `X-Signature`",
-    signed_parts: "raw body",
-    id_source: "`{event_name}:{data.type}:{data.id}:{updated_at}`",
-    handshake: None,
-    batch: None,
-    vectors: VectorSource::IndependentPython("none"),
-};
 
 pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(LemonSqueezy))

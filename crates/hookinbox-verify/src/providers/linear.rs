@@ -30,7 +30,6 @@
 //! - Redelivery window: a failed delivery is retried three times, after about
 //!   1 minute, 1 hour and 6 hours; 8 hours covers the last attempt.
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
@@ -45,17 +44,6 @@ const SIGNATURE: SignatureHeader<'static> =
 
 #[derive(Debug, Default)]
 pub struct Linear;
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "Linear",
-    docs_url: "https://linear.app/developers/webhooks",
-    scheme: "HMAC-SHA256, hex, `Linear-Signature`",
-    signed_parts: "raw body",
-    id_source: "header `Linear-Delivery` (unsigned)",
-    handshake: None,
-    batch: None,
-    vectors: VectorSource::OfficialSdk("@linear/sdk (npm)"),
-};
 
 pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Linear))

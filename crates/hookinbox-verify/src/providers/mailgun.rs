@@ -44,7 +44,6 @@
 //!   kept, more than the tolerance, so a token replayed inside the tolerance
 //!   always meets its dedup record.
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::encoding;
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
@@ -57,18 +56,6 @@ use crate::{ProviderFacts, VectorSource};
 
 #[derive(Debug, Default)]
 pub struct Mailgun;
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "Mailgun",
-    docs_url:
-        "https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks",
-    scheme: "HMAC-SHA256, hex, body `signature.signature`",
-    signed_parts: "`{timestamp}{token}` (not the event data; `basic_auth` required)",
-    id_source: "body `event-data.id`",
-    handshake: None,
-    batch: None,
-    vectors: VectorSource::IndependentPython("none"),
-};
 
 pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Mailgun))

@@ -21,7 +21,6 @@
 //! - Redelivery window: live accounts retry up to 60 times over 3 days
 //!   (sandbox: 3 times within 15 minutes).
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::signature::hmac_sha256;
@@ -42,17 +41,6 @@ const SIGNATURE: SignatureList<'static> = SignatureList {
 
 #[derive(Debug, Default)]
 pub struct Paddle;
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "Paddle",
-    docs_url: "https://developer.paddle.com/webhooks/signature-verification",
-    scheme: "HMAC-SHA256, hex, `Paddle-Signature: ts=…;h1=…`",
-    signed_parts: "`{ts}:{body}`",
-    id_source: "body `event_id`",
-    handshake: None,
-    batch: None,
-    vectors: VectorSource::OfficialSdk("paddle-python-sdk (PyPI)"),
-};
 
 pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Paddle))

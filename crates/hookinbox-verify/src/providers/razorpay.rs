@@ -24,7 +24,6 @@
 //! - Redelivery window: failures are retried with exponential backoff for
 //!   24 hours after the event was created.
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
@@ -39,17 +38,6 @@ const SIGNATURE: SignatureHeader<'static> =
 
 #[derive(Debug, Default)]
 pub struct Razorpay;
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "Razorpay",
-    docs_url: "https://razorpay.com/docs/webhooks/validate-test/",
-    scheme: "HMAC-SHA256, hex, `X-Razorpay-Signature`",
-    signed_parts: "raw body",
-    id_source: "header `x-razorpay-event-id` (unsigned)",
-    handshake: None,
-    batch: None,
-    vectors: VectorSource::OfficialSdk("razorpay (PyPI)"),
-};
 
 pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Razorpay))

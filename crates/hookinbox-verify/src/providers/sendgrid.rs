@@ -35,7 +35,6 @@
 //!   `timestamp`. No object version.
 //! - Redelivery window: SendGrid retries a failed POST for 24 hours.
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
@@ -53,17 +52,6 @@ const TIMESTAMP: &str = "X-Twilio-Email-Event-Webhook-Timestamp";
 
 #[derive(Debug, Default)]
 pub struct Sendgrid;
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "SendGrid",
-    docs_url: "https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features",
-    scheme: "ECDSA P-256, base64, `X-Twilio-Email-Event-Webhook-Signature`",
-    signed_parts: "`{timestamp}{body}`",
-    id_source: "body fingerprint of the event batch",
-    handshake: None,
-    batch: Some("one request stored as one event"),
-    vectors: VectorSource::OfficialSdk("sendgrid (PyPI)"),
-};
 
 pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Sendgrid))

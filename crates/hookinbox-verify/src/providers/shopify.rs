@@ -25,7 +25,6 @@
 //! - Redelivery window: since September 2024, 8 retries over 4 hours with the
 //!   original payload.
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
@@ -40,17 +39,6 @@ const SIGNATURE: SignatureHeader<'static> =
 
 #[derive(Debug, Default)]
 pub struct Shopify;
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "Shopify",
-    docs_url: "https://shopify.dev/docs/apps/build/webhooks/subscribe/https",
-    scheme: "HMAC-SHA256, base64, `X-Shopify-Hmac-Sha256`",
-    signed_parts: "raw body",
-    id_source: "header `X-Shopify-Event-Id` (unsigned)",
-    handshake: None,
-    batch: None,
-    vectors: VectorSource::IndependentPython("none"),
-};
 
 pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Shopify))

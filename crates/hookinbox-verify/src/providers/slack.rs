@@ -30,7 +30,6 @@
 //!   at once, after 1 minute and after 5 minutes — and never later; an hour
 //!   covers that with room for slow responses.
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
@@ -48,17 +47,6 @@ const TIMESTAMP: &str = "X-Slack-Request-Timestamp";
 
 #[derive(Debug, Default)]
 pub struct Slack;
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "Slack",
-    docs_url: "https://api.slack.com/authentication/verifying-requests-from-slack",
-    scheme: "HMAC-SHA256, hex, `X-Slack-Signature: v0=`",
-    signed_parts: "`v0:{timestamp}:{body}`",
-    id_source: "body `event_id` or `trigger_id`",
-    handshake: Some("`url_verification` challenge"),
-    batch: None,
-    vectors: VectorSource::OfficialSdk("slack_sdk (PyPI)"),
-};
 
 pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Slack))

@@ -18,7 +18,6 @@
 //!   Square's object versions are not uniform across types, so none is claimed.
 //! - Redelivery window: unsuccessful deliveries are retried for up to 72 hours.
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
@@ -36,17 +35,6 @@ pub struct Square {
     /// The notification URL configured in Square; it is part of the signed bytes.
     notification_url: String,
 }
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "Square",
-    docs_url: "https://developer.squareup.com/docs/webhooks/step3validate",
-    scheme: "HMAC-SHA256, base64, `x-square-hmacsha256-signature`",
-    signed_parts: "`{public_url}{body}`",
-    id_source: "body `event_id`",
-    handshake: None,
-    batch: None,
-    vectors: VectorSource::OfficialSdk("squareup (PyPI)"),
-};
 
 pub fn build(settings: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     let url = settings

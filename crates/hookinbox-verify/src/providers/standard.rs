@@ -32,7 +32,6 @@
 
 use base64::Engine;
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::encoding;
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
@@ -54,17 +53,6 @@ const ED25519_LEN: usize = 64;
 
 #[derive(Debug, Default)]
 pub struct Standard;
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "Standard Webhooks",
-    docs_url: "https://www.standardwebhooks.com/",
-    scheme: "HMAC-SHA256 (`v1`) or Ed25519 (`v1a`), base64, `webhook-signature`",
-    signed_parts: "`{id}.{timestamp}.{body}`",
-    id_source: "header `webhook-id` (signed)",
-    handshake: None,
-    batch: None,
-    vectors: VectorSource::OfficialSdk("standardwebhooks (PyPI)"),
-};
 
 pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Standard))

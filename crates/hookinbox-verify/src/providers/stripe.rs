@@ -11,7 +11,6 @@
 //!   Stripe gives no object version, so none is claimed.
 //! - Redelivery window: up to 3 days of retries in live mode.
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
@@ -31,17 +30,6 @@ const SIGNATURE: SignatureList<'static> = SignatureList {
 
 #[derive(Debug, Default)]
 pub struct Stripe;
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "Stripe",
-    docs_url: "https://docs.stripe.com/webhooks#verify-events",
-    scheme: "HMAC-SHA256, hex, `Stripe-Signature: t=…,v1=…`",
-    signed_parts: "`{t}.{body}`",
-    id_source: "body `id`",
-    handshake: None,
-    batch: None,
-    vectors: VectorSource::OfficialSdk("stripe (PyPI)"),
-};
 
 pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Stripe))

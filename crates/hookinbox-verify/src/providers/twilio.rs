@@ -40,7 +40,6 @@
 
 use sha2::Digest;
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::envelope::{self, Envelope};
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
@@ -59,17 +58,6 @@ pub struct Twilio {
     /// Twilio signs, and a request must never choose it.
     public_url: String,
 }
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "Twilio",
-    docs_url: "https://www.twilio.com/docs/usage/webhooks/webhooks-security",
-    scheme: "HMAC-SHA1, base64, `X-Twilio-Signature`",
-    signed_parts: "`{public_url}` + sorted form parameters",
-    id_source: "header `I-Twilio-Idempotency-Token` (unsigned)",
-    handshake: None,
-    batch: None,
-    vectors: VectorSource::OfficialSdk("twilio (PyPI)"),
-};
 
 pub fn build(settings: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     let public_url = settings

@@ -25,7 +25,6 @@
 //! - Redelivery window: Twitch documents resends but no window; 24 hours is
 //!   returned as a conservative bound.
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::signature_header;
@@ -49,20 +48,6 @@ const NOTIFICATION: &str = "notification";
 
 #[derive(Debug, Default)]
 pub struct Twitch;
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "Twitch EventSub",
-    docs_url:
-        "https://dev.twitch.tv/docs/eventsub/handling-webhook-events/#verifying-the-event-message",
-    scheme: "HMAC-SHA256, hex, `Twitch-Eventsub-Message-Signature: sha256=`",
-    signed_parts: "`{message id}{message timestamp}{body}`",
-    id_source: "header `Twitch-Eventsub-Message-Id` (signed)",
-    handshake: Some("`webhook_callback_verification` challenge"),
-    batch: None,
-    vectors: VectorSource::IndependentPython(
-        "crates/hookinbox-verify/tests/fixtures/documented/gen_asym_providers.py",
-    ),
-};
 
 pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Twitch))

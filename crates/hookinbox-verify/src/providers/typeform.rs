@@ -19,7 +19,6 @@
 //! - Redelivery window: 429/408/503/423 answers are retried every 2–3 minutes
 //!   for 10 hours; other failures five times over about 3.5 hours. 10 hours.
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
@@ -34,17 +33,6 @@ const SIGNATURE: SignatureHeader<'static> =
 
 #[derive(Debug, Default)]
 pub struct Typeform;
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "Typeform",
-    docs_url: "https://www.typeform.com/developers/webhooks/secure-your-webhooks/",
-    scheme: "HMAC-SHA256, base64, `Typeform-Signature: sha256=`",
-    signed_parts: "raw body",
-    id_source: "body `event_id`",
-    handshake: None,
-    batch: None,
-    vectors: VectorSource::IndependentPython("none"),
-};
 
 pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Typeform))

@@ -28,7 +28,6 @@
 //! - Redelivery window: Xero retries for up to 24 hours, then disables the
 //!   webhook.
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
@@ -43,19 +42,6 @@ const SIGNATURE: SignatureHeader<'static> =
 
 #[derive(Debug, Default)]
 pub struct Xero;
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "Xero",
-    docs_url: "https://developer.xero.com/documentation/guides/webhooks/overview/",
-    scheme: "HMAC-SHA256, base64, `x-xero-signature`",
-    signed_parts: "raw body",
-    id_source: "`{firstEventSequence}-{lastEventSequence}`",
-    handshake: Some("intent to receive (empty `events`)"),
-    batch: Some("one request stored as one event"),
-    vectors: VectorSource::IndependentPython(
-        "crates/hookinbox-verify/tests/fixtures/documented/gen_asym_providers.py",
-    ),
-};
 
 pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Xero))

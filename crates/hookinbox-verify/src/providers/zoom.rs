@@ -30,7 +30,6 @@
 
 use secrecy::ExposeSecret;
 
-use crate::catalogue::{ProviderFacts, VectorSource};
 use crate::envelope;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::signature::hmac_sha256;
@@ -50,19 +49,6 @@ const URL_VALIDATION: &str = "endpoint.url_validation";
 
 #[derive(Debug, Default)]
 pub struct Zoom;
-/// The catalogue entry of this provider.
-pub(crate) const FACTS: ProviderFacts = ProviderFacts {
-    title: "Zoom",
-    docs_url: "https://developers.zoom.us/docs/api/webhooks/",
-    scheme: "HMAC-SHA256, hex, `x-zm-signature: v0=`",
-    signed_parts: "`v0:{timestamp}:{body}`",
-    id_source: "`{event}:{event_ts}[:{object}][:{participant}]`",
-    handshake: Some("`endpoint.url_validation`"),
-    batch: None,
-    vectors: VectorSource::IndependentPython(
-        "crates/hookinbox-verify/tests/fixtures/documented/gen_asym_providers.py",
-    ),
-};
 
 pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
     Ok(Box::new(Zoom))

@@ -118,7 +118,7 @@ async fn pipeline(
 ) -> Result<(Response, IngressOutcome), Rejection> {
     // 1. method, endpoint
     if parts.method != Method::POST {
-        return Err(Rejection::Method);
+        return probe(state, endpoint_id, parts).ok_or(Rejection::Method);
     }
     let endpoint = endpoint_id
         .and_then(|id| state.endpoints.get(id))
@@ -346,11 +346,36 @@ async fn verify(
     })
 }
 
+/// A bodiless probe of a known endpoint's URL (Trello's `HEAD`, Nylas's
+/// `GET ?challenge=`), answered by its adapter without verification or
+/// storage (docs/architecture.md §3). `None` when the endpoint is unknown or
+/// its provider sends no such probe: then the method is refused, as it is
+/// for any endpoint, so a probe cannot tell which endpoints exist.
+fn probe(
+    state: &AppState,
+    endpoint_id: Option<&str>,
+    parts: &request::Parts,
+) -> Option<(Response, IngressOutcome)> {
+    let endpoint = state.endpoints.get(endpoint_id?)?;
+    let probe = hookinbox_verify::Probe {
+        method: parts.method.as_str(),
+        query: parts.uri.query(),
+    };
+    let reply = endpoint.verifier().adapter().probe(&probe)?;
+    Some((handshake(reply), IngressOutcome::Handshake))
+}
+
+/// A handshake's answer. `nosniff` because some echo what the provider
+/// sent (a challenge): a browser must never read it as anything but its
+/// declared type.
 fn handshake(reply: Reply) -> Response {
     let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
     (
         status,
-        [(header::CONTENT_TYPE, reply.content_type)],
+        [
+            (header::CONTENT_TYPE, reply.content_type),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
         reply.body,
     )
         .into_response()
