@@ -15,13 +15,12 @@
 
 use std::time::Duration;
 
-use hookinbox_store::{RetentionPolicy, StoreError};
+use hookinbox_store::{AnyStore, RetentionPolicy, StoreError};
 use hookinbox_verify::adapter_for;
 use tokio::sync::watch;
 
 use crate::config::Settings;
 use crate::periodic::{spawn_every, FirstRun};
-use crate::storage::OpenedStore;
 use crate::telemetry::Purged;
 
 /// The longest redelivery window among the configured endpoints' providers.
@@ -66,7 +65,7 @@ pub const MIN_REST: Duration = Duration::from_millis(5);
 /// Purges everything due at `now_ms`, batch after batch at `pace`, calling
 /// `on_batch` with the running totals after each.
 pub async fn purge_all(
-    store: &OpenedStore,
+    store: &AnyStore,
     policy: &RetentionPolicy,
     now_ms: i64,
     batch: usize,
@@ -92,7 +91,7 @@ pub async fn purge_all(
 
 /// Runs a purge every `[retention] purge_interval` until `stopping`; off
 /// when no rule is set.
-pub fn spawn_purge_task(store: OpenedStore, settings: &Settings, stopping: watch::Receiver<bool>) {
+pub fn spawn_purge_task(store: AnyStore, settings: &Settings, stopping: watch::Receiver<bool>) {
     if !settings.retention.is_on() {
         return;
     }

@@ -17,7 +17,7 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use hookinbox_store::{Store, StoreReads};
+use hookinbox_store::{AnyStore, Store, StoreReads};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -32,7 +32,7 @@ use crate::error::Error;
 use crate::reconcile::{self, Reconciler};
 use crate::reload::{self, Reloadable};
 use crate::secrets::key_reload::KeyReloader;
-use crate::storage::{self, OpenedStore};
+use crate::storage;
 use crate::tls::listener::TlsListener;
 use crate::{admin, server, telemetry};
 use crate::{metrics_sampler, retention};
@@ -315,7 +315,7 @@ impl Service {
 /// The store a service runs on.
 enum ServiceStore {
     /// The configured database; handler targets commit in its transactions.
-    Configured(OpenedStore),
+    Configured(AnyStore),
     /// Given by the embedder ([`Service::store`]).
     Given(Arc<dyn Store>),
 }
