@@ -5,10 +5,7 @@
 
 use std::sync::Arc;
 
-use crate::{
-    AnyReader, KeyCheck, KeyCheckMode, PostgresStore, PurgeCounts, PurgeProgress, RetentionPolicy,
-    RewrapProgress, SqliteStore, Store, StoreError, StoreReads,
-};
+use crate::{AnyReader, Maintenance, PostgresStore, SqliteStore, Store, StoreError, StoreReads};
 
 /// An opened store (see [`crate::open`]).
 #[derive(Clone)]
@@ -53,44 +50,11 @@ impl AnyStore {
         }
     }
 
-    /// Reseals up to `limit` records under the active key (`keys rewrap`).
-    pub async fn rewrap_batch(&self, limit: usize) -> Result<RewrapProgress, StoreError> {
+    /// Purging, resealing and the key check (see [`Maintenance`]).
+    pub fn maintenance(&self) -> Arc<dyn Maintenance> {
         match self {
-            AnyStore::Sqlite(store) => store.rewrap_batch(limit).await,
-            AnyStore::Postgres(store) => store.rewrap_batch(limit).await,
-        }
-    }
-
-    /// Purges up to `limit` items per rule (`purge`, the purge task).
-    pub async fn purge_batch(
-        &self,
-        policy: &RetentionPolicy,
-        now_ms: i64,
-        limit: usize,
-    ) -> Result<PurgeProgress, StoreError> {
-        match self {
-            AnyStore::Sqlite(store) => store.purge_batch(policy, now_ms, limit).await,
-            AnyStore::Postgres(store) => store.purge_batch(policy, now_ms, limit).await,
-        }
-    }
-
-    /// What [`Self::purge_batch`] would purge now (`purge --dry-run`).
-    pub async fn purge_preview(
-        &self,
-        policy: &RetentionPolicy,
-        now_ms: i64,
-    ) -> Result<PurgeCounts, StoreError> {
-        match self {
-            AnyStore::Sqlite(store) => store.purge_preview(policy, now_ms).await,
-            AnyStore::Postgres(store) => store.purge_preview(policy, now_ms).await,
-        }
-    }
-
-    /// Checks the ring the store was opened with against the database.
-    pub async fn check_keys(&self, mode: KeyCheckMode) -> Result<KeyCheck, StoreError> {
-        match self {
-            AnyStore::Sqlite(store) => store.check_keys(mode).await,
-            AnyStore::Postgres(store) => store.check_keys(mode).await,
+            AnyStore::Sqlite(store) => Arc::clone(store) as Arc<dyn Maintenance>,
+            AnyStore::Postgres(store) => Arc::clone(store) as Arc<dyn Maintenance>,
         }
     }
 }

@@ -17,8 +17,8 @@
 //! ([`EncryptionKeys`], sealing in `sealed`; `None` keeps them plain),
 //! re-seal old records under a new key (`rewrap_batch`), check a ring
 //! against the database before serving ([`key_check`]), and purge by age
-//! ([`RetentionPolicy`], `purge_batch`). SQLite's files are private to the
-//! user the store runs as.
+//! ([`RetentionPolicy`], `purge_batch`), all through [`Maintenance`].
+//! SQLite's files are private to the user the store runs as.
 
 mod any_reader;
 mod any_store;
@@ -33,6 +33,7 @@ pub mod event_view;
 pub mod handler;
 pub mod inbox;
 pub mod key_check;
+mod maintenance;
 mod open;
 pub mod overview;
 pub mod postgres;
@@ -64,6 +65,7 @@ pub use event_view::{
 pub use handler::{HandledEvent, HandlerDelivery, HandlerError, PostgresHandler, SqliteHandler};
 pub use inbox::{AcceptOutcome, Fingerprint, InboxStatus, NewEvent, StoredEvent, UnsignedMetadata};
 pub use key_check::{KeyCheck, KeyCheckMode, KeyMismatch, KeyRingMismatch};
+pub use maintenance::Maintenance;
 pub use open::{migrate, open, open_reader};
 pub use overview::{
     CappedCount, EndpointOverview, Overview, OverviewQuery, TargetOverview, OVERVIEW_COUNT_CAP,

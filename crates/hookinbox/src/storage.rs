@@ -59,6 +59,7 @@ pub async fn open(
     if let Some(absent) = encryption::absent_key_file(encryption) {
         let bare = open_with_keys(settings, None).await?;
         let check = bare
+            .maintenance()
             .check_keys(KeyCheckMode::Verify)
             .await
             .map_err(|source| OpenError::Store {
@@ -74,6 +75,7 @@ pub async fn open(
     let keys = encryption::load(encryption, MissingKeyFile::Create)?;
     let store = open_with_keys(settings, keys).await?;
     let check = store
+        .maintenance()
         .check_keys(KeyCheckMode::Record)
         .await
         .map_err(|source| OpenError::Store {

@@ -9,7 +9,8 @@
 //! `accept` and `accept_batcher` (ingress), `outbox` (leases, settlements,
 //! replay), `reader` (reads), `listen` (wake-ups), `advisory_lock` (lock
 //! keys), `db_error` (errors), `rewrap` (re-sealing rows under the active
-//! encryption key), `purge` (retention).
+//! encryption key), `purge` (retention), `maintenance` (both behind the
+//! `Maintenance` trait).
 
 mod accept;
 mod accept_batcher;
@@ -22,6 +23,7 @@ mod first_column;
 mod handler;
 mod key_facts;
 mod listen;
+mod maintenance;
 mod missing_database;
 mod outbox;
 mod overview;

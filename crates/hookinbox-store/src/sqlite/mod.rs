@@ -14,6 +14,7 @@ mod drift;
 mod fetched;
 mod group_commit;
 mod key_facts;
+mod maintenance;
 mod outbox;
 mod overview;
 mod payload_log;

@@ -225,7 +225,7 @@ impl Service {
         // Retention and reconciliation: only `serve` runs them (see
         // `retention`, `reconcile::task`), and only on the configured store.
         if let ServiceStore::Configured(opened) = &store {
-            retention::spawn_purge_task(opened.clone(), &settings, stopping.clone());
+            retention::spawn_purge_task(opened.maintenance(), &settings, stopping.clone());
             if settings.reconcile.enabled {
                 let reconciler =
                     Reconciler::new(opened.shared(), &settings, endpoints.clone(), sources);

@@ -91,14 +91,14 @@ impl Backend {
         open_in(place, keys).await
     }
 
-    /// `rewrap_batch` of the opened store.
+    /// `rewrap_batch` of the store's `Maintenance`.
     pub async fn rewrap_batch(&self, limit: usize) -> Result<RewrapProgress, StoreError> {
-        self.opened.rewrap_batch(limit).await
+        self.opened.maintenance().rewrap_batch(limit).await
     }
 
-    /// `check_keys` of the opened store.
+    /// `check_keys` of the store's `Maintenance`.
     pub async fn check_keys(&self, mode: KeyCheckMode) -> KeyCheck {
-        self.opened.check_keys(mode).await.unwrap()
+        self.opened.maintenance().check_keys(mode).await.unwrap()
     }
 
     /// `check_keys` of the store's reader (read only).
@@ -106,7 +106,7 @@ impl Backend {
         self.opened.reader().check_keys().await.unwrap()
     }
 
-    /// `purge_batch` of the opened store.
+    /// `purge_batch` of the store's `Maintenance`.
     pub async fn purge_batch(
         &self,
         policy: &RetentionPolicy,
@@ -114,14 +114,19 @@ impl Backend {
         limit: usize,
     ) -> PurgeProgress {
         self.opened
+            .maintenance()
             .purge_batch(policy, now_ms, limit)
             .await
             .unwrap()
     }
 
-    /// `purge_preview` of the opened store.
+    /// `purge_preview` of the store's `Maintenance`.
     pub async fn purge_preview(&self, policy: &RetentionPolicy, now_ms: i64) -> PurgeCounts {
-        self.opened.purge_preview(policy, now_ms).await.unwrap()
+        self.opened
+            .maintenance()
+            .purge_preview(policy, now_ms)
+            .await
+            .unwrap()
     }
 
     pub fn place(&self) -> &Place {
