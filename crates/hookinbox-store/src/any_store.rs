@@ -5,7 +5,10 @@
 
 use std::sync::Arc;
 
-use crate::{AnyReader, Maintenance, PostgresStore, SqliteStore, Store, StoreError, StoreReads};
+use crate::{
+    AnyReader, Maintenance, PostgresStore, Reconciliation, SqliteStore, Store, StoreError,
+    StoreReads,
+};
 
 /// An opened store (see [`crate::open`]).
 #[derive(Clone)]
@@ -47,6 +50,15 @@ impl AnyStore {
         match self {
             AnyStore::Sqlite(store) => AnyReader::Sqlite(store.reader().as_ref().clone()),
             AnyStore::Postgres(store) => AnyReader::Postgres(store.reader().clone()),
+        }
+    }
+
+    /// Reconciliation's reads and repairs (see [`Reconciliation`]), which
+    /// both backends have.
+    pub fn reconciliation(&self) -> Arc<dyn Reconciliation> {
+        match self {
+            AnyStore::Sqlite(store) => Arc::clone(store) as Arc<dyn Reconciliation>,
+            AnyStore::Postgres(store) => Arc::clone(store) as Arc<dyn Reconciliation>,
         }
     }
 

@@ -23,6 +23,7 @@
 mod any_reader;
 mod any_store;
 pub mod backlog;
+mod backlog_counts;
 pub mod delivery;
 pub mod delivery_wakeups;
 pub mod drift;
@@ -38,6 +39,7 @@ mod open;
 pub mod overview;
 pub mod postgres;
 mod prepared_event;
+mod reconciliation;
 pub mod retention;
 pub mod rewrap_progress;
 mod sealed;
@@ -51,6 +53,7 @@ pub mod store_reads;
 pub use any_reader::AnyReader;
 pub use any_store::AnyStore;
 pub use backlog::{Backlog, TargetBacklog, TargetRef};
+pub use backlog_counts::BacklogCounts;
 pub use delivery::{
     DeliveryStatus, LeaseParams, LeasedDelivery, LeasedEvent, ReplaySelector, SettleRequest,
     Settlement,
@@ -71,6 +74,7 @@ pub use overview::{
     CappedCount, EndpointOverview, Overview, OverviewQuery, TargetOverview, OVERVIEW_COUNT_CAP,
 };
 pub use postgres::{PostgresOptions, PostgresReader, PostgresStore, PostgresUrl};
+pub use reconciliation::Reconciliation;
 pub use retention::{PurgeCounts, PurgeProgress, RetentionPolicy};
 pub use rewrap_progress::RewrapProgress;
 pub use sqlite::{SqliteOptions, SqliteReader, SqliteStore};

@@ -219,7 +219,12 @@ impl Service {
             .await?;
             tracing::info!(message = "Admin listener up.", address = %address);
             // Their gauges are only read through the admin listener.
-            metrics_sampler::spawn(store.shared(), &settings, stopping.clone());
+            match store.shared().backlog_counts() {
+                Some(counts) => metrics_sampler::spawn(counts, &settings, stopping.clone()),
+                None => tracing::info!(
+                    message = "The store counts no backlog: the database gauges are not sampled."
+                ),
+            }
             readiness.spawn_periodic(settings.metrics.sample_interval, stopping.clone());
         }
         // Retention and reconciliation: only `serve` runs them (see
@@ -227,8 +232,12 @@ impl Service {
         if let ServiceStore::Configured(opened) = &store {
             retention::spawn_purge_task(opened.maintenance(), &settings, stopping.clone());
             if settings.reconcile.enabled {
-                let reconciler =
-                    Reconciler::new(opened.shared(), &settings, endpoints.clone(), sources);
+                let reconciler = Reconciler::new(
+                    opened.reconciliation(),
+                    &settings,
+                    endpoints.clone(),
+                    sources,
+                );
                 reconcile::task::spawn(reconciler, settings.reconcile.interval, stopping.clone());
             }
         }

@@ -17,9 +17,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use hookinbox_store::{
-    AcceptOutcome, AnyStore, EncryptionKeys, Fingerprint, KeyCheck, KeyCheckMode, LeaseParams,
-    NewEvent, PostgresOptions, PostgresUrl, PurgeCounts, PurgeProgress, RetentionPolicy,
-    RewrapProgress, StorageUrl, Store, StoreError, StoreOptions, StoreReads, UnsignedMetadata,
+    AcceptOutcome, AnyStore, BacklogCounts, EncryptionKeys, Fingerprint, KeyCheck, KeyCheckMode,
+    LeaseParams, NewEvent, PostgresOptions, PostgresUrl, PurgeCounts, PurgeProgress,
+    Reconciliation, RetentionPolicy, RewrapProgress, StorageUrl, Store, StoreError, StoreOptions,
+    StoreReads, UnsignedMetadata,
 };
 
 /// A store under test, with its reads, and whatever keeps its data alive
@@ -127,6 +128,20 @@ impl Backend {
             .purge_preview(policy, now_ms)
             .await
             .unwrap()
+    }
+
+    /// The store's backlog reads: every backend has them.
+    pub fn backlog_counts(&self) -> Arc<dyn BacklogCounts> {
+        Arc::clone(&self.store)
+            .backlog_counts()
+            .expect("every backend counts its backlog")
+    }
+
+    /// The store's reconciliation: every backend has it.
+    pub fn reconciliation(&self) -> Arc<dyn Reconciliation> {
+        Arc::clone(&self.store)
+            .reconciliation()
+            .expect("every backend reconciles")
     }
 
     pub fn place(&self) -> &Place {
