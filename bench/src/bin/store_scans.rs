@@ -218,8 +218,14 @@ async fn measure(
         "{backend}: {} events, {} of them a backlog; median and slowest of {} runs",
         args.events, args.backlog, args.rounds
     );
+    let counts = Arc::clone(store)
+        .backlog_counts()
+        .ok_or_else(|| anyhow::anyhow!("{backend} counts no backlog"))?;
+    let reconciliation = Arc::clone(store)
+        .reconciliation()
+        .ok_or_else(|| anyhow::anyhow!("{backend} does not reconcile"))?;
     time(backend, "backlog (every sample)", args.rounds, || async {
-        let backlog = store.backlog(&endpoints, &targets).await?;
+        let backlog = counts.backlog(&endpoints, &targets).await?;
         anyhow::ensure!(backlog.targets[0].open == args.backlog, "{backlog:?}");
         Ok(())
     })
@@ -231,7 +237,7 @@ async fn measure(
     ] {
         let label = format!("count_by_status {}", status.as_str());
         time(backend, &label, args.rounds, || async {
-            store.count_by_status(status).await?;
+            counts.count_by_status(status).await?;
             Ok(())
         })
         .await?;
@@ -245,7 +251,7 @@ async fn measure(
         ),
     ] {
         time(backend, label, args.rounds, || async {
-            let drift = store
+            let drift = reconciliation
                 .find_drift(DriftQuery {
                     expired_before_ms: now_ms - 60_000,
                     accepted_since_ms: now_ms - lookback.as_millis() as i64,

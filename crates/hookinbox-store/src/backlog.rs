@@ -3,7 +3,7 @@
 //! follows the backlog (rows still ACCEPTED, deliveries still open), not
 //! the size of the inbox, so sampling it every few seconds stays cheap with
 //! millions of processed rows. Whole-inbox counts are apart
-//! ([`crate::Store::count_by_status`]), for the caller to sample less often.
+//! ([`crate::BacklogCounts::count_by_status`]), for the caller to sample less often.
 
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! Internal drift (docs/architecture.md §7, reconciliation): rows whose state the
 //! state machine should have moved and did not. Found with
-//! [`crate::Store::find_drift`] (reads only), repaired with
-//! [`crate::Store::repair_drift`], whose every statement is guarded by the
+//! [`crate::Reconciliation::find_drift`] (reads only), repaired with
+//! [`crate::Reconciliation::repair_drift`], whose every statement is guarded by the
 //! condition that made the row drift, so a row that moved on meanwhile is
 //! left alone.
 //!

@@ -42,11 +42,6 @@ pub enum StoreError {
     /// The database could not be opened or migrated at start-up.
     #[error("cannot open the database: {0}")]
     Open(#[source] BoxError),
-    /// This store does not implement the operation named (a store of an
-    /// embedding program's own, which need not report its backlog or
-    /// reconcile).
-    #[error("this store does not support {0}")]
-    Unsupported(&'static str),
 }
 
 impl StoreError {

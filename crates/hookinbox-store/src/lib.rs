@@ -10,14 +10,20 @@
 //! batches its accepts into one transaction, and all coordination between
 //! processes is in the database.
 //!
+//! [`open`] is the one place a storage URL ([`StorageUrl`]) and
+//! [`StoreOptions`] become an opened backend ([`AnyStore`]).
+//!
 //! At rest, both can seal raw bodies and audit headers under a key ring
 //! ([`EncryptionKeys`], sealing in `sealed`; `None` keeps them plain),
 //! re-seal old records under a new key (`rewrap_batch`), check a ring
 //! against the database before serving ([`key_check`]), and purge by age
-//! ([`RetentionPolicy`], `purge_batch`). SQLite's files are private to the
-//! user the store runs as.
+//! ([`RetentionPolicy`], `purge_batch`), all through [`Maintenance`].
+//! SQLite's files are private to the user the store runs as.
 
+mod any_reader;
+mod any_store;
 pub mod backlog;
+mod backlog_counts;
 pub mod delivery;
 pub mod delivery_wakeups;
 pub mod drift;
@@ -28,9 +34,12 @@ pub mod event_view;
 pub mod handler;
 pub mod inbox;
 pub mod key_check;
+mod maintenance;
+mod open;
 pub mod overview;
 pub mod postgres;
 mod prepared_event;
+mod reconciliation;
 pub mod retention;
 pub mod rewrap_progress;
 mod sealed;
@@ -38,9 +47,13 @@ pub mod sqlite;
 pub mod stats;
 pub mod storage_url;
 pub mod store;
+mod store_options;
 pub mod store_reads;
 
+pub use any_reader::AnyReader;
+pub use any_store::AnyStore;
 pub use backlog::{Backlog, TargetBacklog, TargetRef};
+pub use backlog_counts::BacklogCounts;
 pub use delivery::{
     DeliveryStatus, LeaseParams, LeasedDelivery, LeasedEvent, ReplaySelector, SettleRequest,
     Settlement,
@@ -55,16 +68,20 @@ pub use event_view::{
 pub use handler::{HandledEvent, HandlerDelivery, HandlerError, PostgresHandler, SqliteHandler};
 pub use inbox::{AcceptOutcome, Fingerprint, InboxStatus, NewEvent, StoredEvent, UnsignedMetadata};
 pub use key_check::{KeyCheck, KeyCheckMode, KeyMismatch, KeyRingMismatch};
+pub use maintenance::Maintenance;
+pub use open::{migrate, open, open_reader};
 pub use overview::{
     CappedCount, EndpointOverview, Overview, OverviewQuery, TargetOverview, OVERVIEW_COUNT_CAP,
 };
 pub use postgres::{PostgresOptions, PostgresReader, PostgresStore, PostgresUrl};
+pub use reconciliation::Reconciliation;
 pub use retention::{PurgeCounts, PurgeProgress, RetentionPolicy};
 pub use rewrap_progress::RewrapProgress;
 pub use sqlite::{SqliteOptions, SqliteReader, SqliteStore};
 pub use stats::{DiskUsage, Stats};
 pub use storage_url::StorageUrl;
 pub use store::Store;
+pub use store_options::StoreOptions;
 pub use store_reads::StoreReads;
 
 /// The backend crates whose types a library handler receives (its open

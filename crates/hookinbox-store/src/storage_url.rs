@@ -44,6 +44,13 @@ impl StorageUrl {
         }
         Err(StorageUrlError::Scheme)
     }
+
+    /// Whether opening the store is what migrates it (SQLite: the writer
+    /// migrates as it opens) rather than a step of its own that needs no
+    /// store (PostgreSQL: [`crate::migrate`] under an advisory lock).
+    pub fn migrates_on_open(&self) -> bool {
+        matches!(self, StorageUrl::Sqlite(_))
+    }
 }
 
 #[cfg(test)]

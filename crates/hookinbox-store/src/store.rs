@@ -1,13 +1,16 @@
-//! The one seam between the service and its database.
+//! The one seam between the service and its database. What not every
+//! store need have is a capability of its own ([`BacklogCounts`],
+//! [`Reconciliation`]), handed out by an accessor that answers `None` by
+//! default.
 
 use async_trait::async_trait;
 
-use std::collections::HashSet;
+use std::sync::Arc;
 
 use crate::{
-    AcceptOutcome, Backlog, DeliveryWakeups, Drift, DriftQuery, DriftRepair, InboxStatus,
-    LeaseParams, LeasedDelivery, LeasedEvent, NewEvent, Repaired, ReplaySelector, SettleRequest,
-    Settlement, Stats, StoreError, StoredEvent, TargetRef,
+    AcceptOutcome, BacklogCounts, DeliveryWakeups, LeaseParams, LeasedDelivery, LeasedEvent,
+    NewEvent, Reconciliation, ReplaySelector, SettleRequest, Settlement, Stats, StoreError,
+    StoredEvent,
 };
 
 /// Durable storage of the inbox and its outbox. Every implementation passes
@@ -113,61 +116,20 @@ pub trait Store: Send + Sync + 'static {
         None
     }
 
-    /// The backlog of these endpoints and targets (see [`Backlog`]): index
-    /// range scans that follow the backlog, not the inbox.
-    async fn backlog(
-        &self,
-        endpoints: &[String],
-        targets: &[TargetRef],
-    ) -> Result<Backlog, StoreError> {
-        let _ = (endpoints, targets);
-        Err(StoreError::Unsupported("backlog"))
+    /// The backlog reads `serve` samples into `/metrics` (see
+    /// [`BacklogCounts`]), when this store has them. Both backends do; the
+    /// default, for a store that does not, is `None`, and then the gauges
+    /// are not sampled.
+    fn backlog_counts(self: Arc<Self>) -> Option<Arc<dyn BacklogCounts>> {
+        let _ = self;
+        None
     }
 
-    /// Inbox rows with this status, over all endpoints. Its cost follows
-    /// the number of such rows (an index range count): cheap for ACCEPTED
-    /// and FAILED, proportional to the inbox for PROCESSED.
-    async fn count_by_status(&self, status: InboxStatus) -> Result<u64, StoreError> {
-        let _ = status;
-        Err(StoreError::Unsupported("count_by_status"))
-    }
-
-    /// Looks for internal drift (see [`crate::drift`]); reads only.
-    async fn find_drift(&self, query: DriftQuery) -> Result<Drift, StoreError> {
-        let _ = query;
-        Err(StoreError::Unsupported("find_drift"))
-    }
-
-    /// Repairs drift found by [`Store::find_drift`], each item guarded by
-    /// the condition it was found in, in one transaction.
-    async fn repair_drift(&self, repair: DriftRepair) -> Result<Repaired, StoreError> {
-        let _ = repair;
-        Err(StoreError::Unsupported("repair_drift"))
-    }
-
-    /// Which of these provider event ids the endpoint has stored.
-    async fn known_event_ids(
-        &self,
-        endpoint_id: &str,
-        provider_event_ids: &[String],
-    ) -> Result<HashSet<String>, StoreError> {
-        let _ = (endpoint_id, provider_event_ids);
-        Err(StoreError::Unsupported("known_event_ids"))
-    }
-
-    /// Accepts an event a reconciliation source fetched from the
-    /// provider's API (its webhook never arrived), as [`Store::accept`]
-    /// does — the same UNIQUE dedup, the same delivery rows — and marks a
-    /// new row as fetched at `fetched_at_ms` (`inbox.fetched_at_ms`). Its
-    /// body is the API's rendering of the event, not the webhook's bytes,
-    /// so a signed webhook of the same id arriving later is answered as a
-    /// duplicate of it, never as a conflict.
-    async fn accept_fetched(
-        &self,
-        event: NewEvent,
-        fetched_at_ms: i64,
-    ) -> Result<AcceptOutcome, StoreError> {
-        let _ = (event, fetched_at_ms);
-        Err(StoreError::Unsupported("accept_fetched"))
+    /// What reconciliation reads and repairs (see [`Reconciliation`]),
+    /// when this store has it. Both backends do; the default, for a store
+    /// that does not, is `None`.
+    fn reconciliation(self: Arc<Self>) -> Option<Arc<dyn Reconciliation>> {
+        let _ = self;
+        None
     }
 }

@@ -18,7 +18,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hookinbox_store::{InboxStatus, Store, StoreError, TargetRef};
+use hookinbox_store::{BacklogCounts, InboxStatus, StoreError, TargetRef};
 use tokio::sync::{watch, Mutex};
 
 use crate::clock;
@@ -28,7 +28,7 @@ use crate::telemetry::{BacklogSampled, InboxRowsCounted};
 
 /// What the sampler reads, from the configuration.
 struct Sampler {
-    store: Arc<dyn Store>,
+    store: Arc<dyn BacklogCounts>,
     endpoints: Vec<String>,
     targets: Vec<TargetRef>,
     count_interval: Duration,
@@ -37,7 +37,7 @@ struct Sampler {
 }
 
 /// Starts the sampler; it stops when `stopping` turns true.
-pub fn spawn(store: Arc<dyn Store>, settings: &Settings, stopping: watch::Receiver<bool>) {
+pub fn spawn(store: Arc<dyn BacklogCounts>, settings: &Settings, stopping: watch::Receiver<bool>) {
     let sampler = Sampler {
         store,
         endpoints: settings.endpoints.iter().map(|e| e.id.clone()).collect(),

@@ -13,15 +13,15 @@
 //! `serve` processes on one database purging at once is safe; each batch
 //! removes what is due when it runs.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use hookinbox_store::{RetentionPolicy, StoreError};
+use hookinbox_store::{Maintenance, RetentionPolicy, StoreError};
 use hookinbox_verify::adapter_for;
 use tokio::sync::watch;
 
 use crate::config::Settings;
 use crate::periodic::{spawn_every, FirstRun};
-use crate::storage::OpenedStore;
 use crate::telemetry::Purged;
 
 /// The longest redelivery window among the configured endpoints' providers.
@@ -66,7 +66,7 @@ pub const MIN_REST: Duration = Duration::from_millis(5);
 /// Purges everything due at `now_ms`, batch after batch at `pace`, calling
 /// `on_batch` with the running totals after each.
 pub async fn purge_all(
-    store: &OpenedStore,
+    store: &dyn Maintenance,
     policy: &RetentionPolicy,
     now_ms: i64,
     batch: usize,
@@ -92,7 +92,11 @@ pub async fn purge_all(
 
 /// Runs a purge every `[retention] purge_interval` until `stopping`; off
 /// when no rule is set.
-pub fn spawn_purge_task(store: OpenedStore, settings: &Settings, stopping: watch::Receiver<bool>) {
+pub fn spawn_purge_task(
+    store: Arc<dyn Maintenance>,
+    settings: &Settings,
+    stopping: watch::Receiver<bool>,
+) {
     if !settings.retention.is_on() {
         return;
     }
@@ -103,10 +107,19 @@ pub fn spawn_purge_task(store: OpenedStore, settings: &Settings, stopping: watch
         FirstRun::Now,
         stopping,
         move || {
-            let store = store.clone();
+            let store = Arc::clone(&store);
             async move {
                 let now_ms = crate::clock::unix_millis();
-                match purge_all(&store, &policy, now_ms, batch, Pace::Background, |_| {}).await {
+                match purge_all(
+                    store.as_ref(),
+                    &policy,
+                    now_ms,
+                    batch,
+                    Pace::Background,
+                    |_| {},
+                )
+                .await
+                {
                     Ok(purged) => purged.emit(),
                     Err(error) => tracing::warn!(
                         message = "Retention purge failed; retrying at the next interval.",

@@ -1,17 +1,20 @@
-//! Opening the configured store: `storage.url` decides the backend, and
-//! everything after this file sees only the `Store` / `StoreReads` traits
+//! Opening the configured store: `[storage]` and the key ring become a
+//! storage URL and [`StoreOptions`], [`hookinbox_store::open`] picks the
+//! backend, and everything after this file sees only the store's traits
 //! (handler targets excepted: a handler receives its backend's own
-//! transaction, so [`OpenedStore`] keeps the concrete store for them).
+//! transaction, so [`AnyStore`] keeps the concrete store for them). What
+//! is the service's own is the key ring's policy: a development key file
+//! created only for an empty database, and a ring that does not fit the
+//! database refused before serving (docs/architecture.md §6).
 
 use std::sync::Arc;
 
 use hookinbox_store::{
-    EncryptionKeys, KeyCheck, KeyCheckMode, KeyRingMismatch, PostgresOptions, PostgresReader,
-    PostgresStore, PurgeCounts, PurgeProgress, RetentionPolicy, RewrapProgress, SqliteOptions,
-    SqliteReader, SqliteStore, Store, StoreError, StoreReads,
+    AnyReader, AnyStore, EncryptionKeys, KeyCheck, KeyCheckMode, KeyRingMismatch, StorageUrl,
+    StoreError, StoreOptions, StoreReads,
 };
 
-use crate::config::{self, ConfigError, Database, Encryption, PostgresDatabase};
+use crate::config::{self, ConfigError, Database, Encryption};
 use crate::secrets::encryption::{self, MissingKeyFile};
 
 /// Why the configured store could not be opened.
@@ -41,82 +44,6 @@ pub enum OpenError {
     },
 }
 
-/// The configured store, opened for serving.
-#[derive(Clone)]
-pub enum OpenedStore {
-    Sqlite(Arc<SqliteStore>),
-    Postgres(Arc<PostgresStore>),
-}
-
-impl OpenedStore {
-    /// The backend's name, for errors and logs.
-    pub fn backend(&self) -> &'static str {
-        match self {
-            OpenedStore::Sqlite(_) => "sqlite",
-            OpenedStore::Postgres(_) => "postgres",
-        }
-    }
-
-    /// Reseals up to `limit` records under the active key (`keys rewrap`).
-    pub async fn rewrap_batch(&self, limit: usize) -> Result<RewrapProgress, StoreError> {
-        match self {
-            OpenedStore::Sqlite(store) => store.rewrap_batch(limit).await,
-            OpenedStore::Postgres(store) => store.rewrap_batch(limit).await,
-        }
-    }
-
-    /// Purges up to `limit` items per rule (`purge`, the purge task).
-    pub async fn purge_batch(
-        &self,
-        policy: &RetentionPolicy,
-        now_ms: i64,
-        limit: usize,
-    ) -> Result<PurgeProgress, StoreError> {
-        match self {
-            OpenedStore::Sqlite(store) => store.purge_batch(policy, now_ms, limit).await,
-            OpenedStore::Postgres(store) => store.purge_batch(policy, now_ms, limit).await,
-        }
-    }
-
-    /// What [`Self::purge_batch`] would purge now (`purge --dry-run`).
-    pub async fn purge_preview(
-        &self,
-        policy: &RetentionPolicy,
-        now_ms: i64,
-    ) -> Result<PurgeCounts, StoreError> {
-        match self {
-            OpenedStore::Sqlite(store) => store.purge_preview(policy, now_ms).await,
-            OpenedStore::Postgres(store) => store.purge_preview(policy, now_ms).await,
-        }
-    }
-
-    /// Checks the ring the store was opened with against the database
-    /// (see [`open`]).
-    pub async fn check_keys(&self, mode: KeyCheckMode) -> Result<KeyCheck, StoreError> {
-        match self {
-            OpenedStore::Sqlite(store) => store.check_keys(mode).await,
-            OpenedStore::Postgres(store) => store.check_keys(mode).await,
-        }
-    }
-
-    /// Reads for operators (the admin API and dashboard): on SQLite a
-    /// connection of their own, on PostgreSQL the store's pool.
-    pub fn operator_reads(&self) -> Result<Arc<dyn StoreReads>, StoreError> {
-        Ok(match self {
-            OpenedStore::Sqlite(store) => Arc::new(store.open_reader()?),
-            OpenedStore::Postgres(store) => Arc::new(store.reader().clone()),
-        })
-    }
-
-    /// The store as the service uses it.
-    pub fn shared(&self) -> Arc<dyn Store> {
-        match self {
-            OpenedStore::Sqlite(store) => Arc::clone(store) as Arc<dyn Store>,
-            OpenedStore::Postgres(store) => Arc::clone(store) as Arc<dyn Store>,
-        }
-    }
-}
-
 /// Opens the store for serving: creates (SQLite) and migrates the database.
 /// The key ring is read first (a development key file created if its key
 /// says so, and the database is empty); without a key only
@@ -127,11 +54,12 @@ impl OpenedStore {
 pub async fn open(
     settings: &config::Storage,
     encryption: &Encryption,
-) -> Result<OpenedStore, OpenError> {
+) -> Result<AnyStore, OpenError> {
     let database = settings.database.describe();
     if let Some(absent) = encryption::absent_key_file(encryption) {
         let bare = open_with_keys(settings, None).await?;
         let check = bare
+            .maintenance()
             .check_keys(KeyCheckMode::Verify)
             .await
             .map_err(|source| OpenError::Store {
@@ -147,6 +75,7 @@ pub async fn open(
     let keys = encryption::load(encryption, MissingKeyFile::Create)?;
     let store = open_with_keys(settings, keys).await?;
     let check = store
+        .maintenance()
         .check_keys(KeyCheckMode::Record)
         .await
         .map_err(|source| OpenError::Store {
@@ -175,33 +104,14 @@ fn log_recorded(check: &KeyCheck) {
 async fn open_with_keys(
     settings: &config::Storage,
     keys: Option<Arc<EncryptionKeys>>,
-) -> Result<OpenedStore, OpenError> {
-    let failed = |source| OpenError::Store {
-        database: settings.database.describe(),
-        source,
-    };
-    match &settings.database {
-        Database::Sqlite { path } => {
-            let mut options = SqliteOptions::new(path);
-            options.busy_timeout = settings.busy_timeout;
-            options.queue_capacity = settings.queue_capacity.get();
-            options.max_batch_events = settings.max_batch_events.get();
-            options.disk_reserve_bytes = settings.disk_reserve_bytes;
-            options.keys = keys;
-            // Opening creates files and runs migrations: blocking work.
-            let store = tokio::task::spawn_blocking(move || SqliteStore::open(options))
-                .await
-                .map_err(|join| failed(StoreError::open(join.to_string())))?
-                .map_err(failed)?;
-            Ok(OpenedStore::Sqlite(Arc::new(store)))
-        }
-        Database::Postgres(postgres) => {
-            let mut options = postgres_options(postgres, settings)?;
-            options.keys = keys;
-            let store = PostgresStore::open(options).await.map_err(failed)?;
-            Ok(OpenedStore::Postgres(Arc::new(store)))
-        }
-    }
+) -> Result<AnyStore, OpenError> {
+    let (url, options) = store_options(settings, keys)?;
+    hookinbox_store::open(&url, options)
+        .await
+        .map_err(|source| OpenError::Store {
+            database: settings.database.describe(),
+            source,
+        })
 }
 
 /// Opens an existing database for operator reads (no writer, no
@@ -214,7 +124,7 @@ pub async fn open_reader(
 ) -> Result<Box<dyn StoreReads>, OpenError> {
     let reader = open_keyed_reader(settings, encryption).await?;
     reader
-        .check()
+        .check_keys()
         .await
         .map_err(|source| OpenError::Store {
             database: settings.database.describe(),
@@ -238,7 +148,7 @@ pub async fn check_keys(
     if let Some(absent) = encryption::absent_key_file(encryption) {
         let check = open_reader_with_keys(settings, None)
             .await?
-            .check()
+            .check_keys()
             .await
             .map_err(|source| OpenError::Store {
                 database: settings.database.describe(),
@@ -251,7 +161,7 @@ pub async fn check_keys(
     }
     let reader = open_keyed_reader(settings, encryption).await?;
     reader
-        .check()
+        .check_keys()
         .await
         .map(Some)
         .map_err(|source| OpenError::Store {
@@ -260,39 +170,11 @@ pub async fn check_keys(
         })
 }
 
-/// A reader of either backend, before it is boxed, so its key check can
-/// be asked.
-enum ConcreteReader {
-    Sqlite(SqliteReader),
-    Postgres(PostgresReader),
-}
-
-impl ConcreteReader {
-    async fn check(&self) -> Result<KeyCheck, StoreError> {
-        match self {
-            ConcreteReader::Sqlite(reader) => {
-                let reader = reader.clone();
-                tokio::task::spawn_blocking(move || reader.check_keys())
-                    .await
-                    .map_err(StoreError::unavailable)?
-            }
-            ConcreteReader::Postgres(reader) => reader.check_keys().await,
-        }
-    }
-
-    fn into_reads(self) -> Box<dyn StoreReads> {
-        match self {
-            ConcreteReader::Sqlite(reader) => Box::new(reader),
-            ConcreteReader::Postgres(reader) => Box::new(reader),
-        }
-    }
-}
-
 /// A reader with the configured ring (a missing key file is an error).
 async fn open_keyed_reader(
     settings: &config::Storage,
     encryption: &Encryption,
-) -> Result<ConcreteReader, OpenError> {
+) -> Result<AnyReader, OpenError> {
     let keys = encryption::load(encryption, MissingKeyFile::Refuse)?;
     open_reader_with_keys(settings, keys).await
 }
@@ -300,59 +182,61 @@ async fn open_keyed_reader(
 async fn open_reader_with_keys(
     settings: &config::Storage,
     keys: Option<Arc<EncryptionKeys>>,
-) -> Result<ConcreteReader, OpenError> {
-    let failed = |source| OpenError::Store {
-        database: settings.database.describe(),
-        source,
-    };
-    match &settings.database {
-        Database::Sqlite { path } => Ok(ConcreteReader::Sqlite(
-            SqliteReader::open_with_keys(path, keys).map_err(failed)?,
-        )),
-        Database::Postgres(postgres) => {
-            let mut options = postgres_options(postgres, settings)?;
-            options.keys = keys;
-            Ok(ConcreteReader::Postgres(
-                PostgresReader::connect(&options).await.map_err(failed)?,
-            ))
-        }
-    }
+) -> Result<AnyReader, OpenError> {
+    let (url, options) = store_options(settings, keys)?;
+    hookinbox_store::open_reader(&url, &options)
+        .await
+        .map_err(|source| OpenError::Store {
+            database: settings.database.describe(),
+            source,
+        })
 }
 
 /// Brings the database to this build's schema (`hookinbox migrate`); safe
-/// while other processes run or start.
+/// while other processes run or start. Where opening is what migrates
+/// (SQLite), the store is opened as `serve` opens it, key ring check
+/// included.
 pub async fn migrate(settings: &config::Storage, encryption: &Encryption) -> Result<(), OpenError> {
-    let failed = |source| OpenError::Store {
-        database: settings.database.describe(),
-        source,
-    };
-    match &settings.database {
-        // Opening an SQLite store migrates it; the writer stops when dropped.
-        Database::Sqlite { .. } => open(settings, encryption).await.map(drop),
-        Database::Postgres(postgres) => {
-            let options = postgres_options(postgres, settings)?;
-            hookinbox_store::postgres::migrate(&options)
-                .await
-                .map_err(failed)
-        }
+    let (url, options) = store_options(settings, None)?;
+    if url.migrates_on_open() {
+        return open(settings, encryption).await.map(drop);
     }
+    hookinbox_store::migrate(&url, &options)
+        .await
+        .map_err(|source| OpenError::Store {
+            database: settings.database.describe(),
+            source,
+        })
 }
 
-pub(crate) fn postgres_options(
-    postgres: &PostgresDatabase,
+/// `[storage]` as the store crate opens it: the URL, and the options
+/// with `keys` (the password read from its source).
+pub(crate) fn store_options(
     settings: &config::Storage,
-) -> Result<PostgresOptions, ConfigError> {
-    let mut options = PostgresOptions::new(postgres.url.clone());
-    options.password = match &postgres.password {
-        Some(source) => Some(source.read("storage.password")?),
-        None => None,
+    keys: Option<Arc<EncryptionKeys>>,
+) -> Result<(StorageUrl, StoreOptions), ConfigError> {
+    let mut options = StoreOptions {
+        keys,
+        queue_capacity: settings.queue_capacity.get(),
+        max_batch_events: settings.max_batch_events.get(),
+        busy_timeout: settings.busy_timeout,
+        disk_reserve_bytes: settings.disk_reserve_bytes,
+        ..StoreOptions::default()
     };
-    options.schema = postgres.schema.clone();
-    options.pool_size = postgres.pool_size.get();
-    options.connect_timeout = postgres.connect_timeout;
-    options.queue_capacity = settings.queue_capacity.get();
-    options.max_batch_events = settings.max_batch_events.get();
-    Ok(options)
+    let url = match &settings.database {
+        Database::Sqlite { path } => StorageUrl::Sqlite(path.clone()),
+        Database::Postgres(postgres) => {
+            options.password = match &postgres.password {
+                Some(source) => Some(source.read("storage.password")?),
+                None => None,
+            };
+            options.schema = postgres.schema.clone();
+            options.pool_size = postgres.pool_size.get();
+            options.connect_timeout = postgres.connect_timeout;
+            StorageUrl::Postgres(Box::new(postgres.url.clone()))
+        }
+    };
+    Ok((url, options))
 }
 
 impl From<OpenError> for crate::Error {

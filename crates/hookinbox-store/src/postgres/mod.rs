@@ -9,7 +9,8 @@
 //! `accept` and `accept_batcher` (ingress), `outbox` (leases, settlements,
 //! replay), `reader` (reads), `listen` (wake-ups), `advisory_lock` (lock
 //! keys), `db_error` (errors), `rewrap` (re-sealing rows under the active
-//! encryption key), `purge` (retention).
+//! encryption key), `purge` (retention), `maintenance` (both behind the
+//! `Maintenance` trait).
 
 mod accept;
 mod accept_batcher;
@@ -22,6 +23,7 @@ mod first_column;
 mod handler;
 mod key_facts;
 mod listen;
+mod maintenance;
 mod missing_database;
 mod outbox;
 mod overview;
@@ -36,7 +38,7 @@ mod tls;
 mod url;
 
 use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use deadpool_postgres::Pool;
@@ -51,11 +53,11 @@ pub use url::{PostgresUrl, PostgresUrlError, SslMode};
 use crate::key_check;
 use crate::prepared_event::PreparedEvent;
 use crate::{
-    AcceptOutcome, Backlog, DeliveryWakeups, Drift, DriftQuery, DriftRepair, HandlerDelivery,
-    InboxStatus, KeyCheck, KeyCheckMode, LeaseParams, LeasedDelivery, LeasedEvent, NewEvent,
-    PostgresHandler, PurgeCounts, PurgeProgress, Repaired, ReplaySelector, RetentionPolicy,
-    RewrapProgress, SettleRequest, Settlement, Stats, Store, StoreError, StoreReads, StoredEvent,
-    TargetRef,
+    AcceptOutcome, Backlog, BacklogCounts, DeliveryWakeups, Drift, DriftQuery, DriftRepair,
+    HandlerDelivery, InboxStatus, KeyCheck, KeyCheckMode, LeaseParams, LeasedDelivery, LeasedEvent,
+    NewEvent, PostgresHandler, PurgeCounts, PurgeProgress, Reconciliation, Repaired,
+    ReplaySelector, RetentionPolicy, RewrapProgress, SettleRequest, Settlement, Stats, Store,
+    StoreError, StoreReads, StoredEvent, TargetRef,
 };
 use accept_batcher::{AcceptRequest, Batcher};
 use db_error::PgError;
@@ -458,6 +460,17 @@ impl Store for PostgresStore {
         )
     }
 
+    fn backlog_counts(self: Arc<Self>) -> Option<Arc<dyn BacklogCounts>> {
+        Some(self)
+    }
+
+    fn reconciliation(self: Arc<Self>) -> Option<Arc<dyn Reconciliation>> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl BacklogCounts for PostgresStore {
     async fn backlog(
         &self,
         endpoints: &[String],
@@ -471,7 +484,10 @@ impl Store for PostgresStore {
         let client = self.client().await?;
         Ok(backlog::count_by_status(&client, status).await?)
     }
+}
 
+#[async_trait]
+impl Reconciliation for PostgresStore {
     async fn find_drift(&self, query: DriftQuery) -> Result<Drift, StoreError> {
         let client = self.client().await?;
         Ok(drift::find(&client, &query).await?)

@@ -14,6 +14,7 @@ mod drift;
 mod fetched;
 mod group_commit;
 mod key_facts;
+mod maintenance;
 mod outbox;
 mod overview;
 mod payload_log;
@@ -50,11 +51,11 @@ pub use crate::handler::HandlerDelivery;
 use crate::key_check;
 use crate::prepared_event::PreparedEvent;
 use crate::{
-    AcceptOutcome, Backlog, Drift, DriftQuery, DriftRepair, EncryptionKeys, HandledEvent,
-    InboxStatus, KeyCheck, KeyCheckMode, LeaseParams, LeasedDelivery, LeasedEvent, NewEvent,
-    PurgeCounts, PurgeProgress, Repaired, ReplaySelector, RetentionPolicy, RewrapProgress,
-    SettleRequest, Settlement, SqliteHandler, Stats, Store, StoreError, StoreReads, StoredEvent,
-    TargetRef,
+    AcceptOutcome, Backlog, BacklogCounts, Drift, DriftQuery, DriftRepair, EncryptionKeys,
+    HandledEvent, InboxStatus, KeyCheck, KeyCheckMode, LeaseParams, LeasedDelivery, LeasedEvent,
+    NewEvent, PurgeCounts, PurgeProgress, Reconciliation, Repaired, ReplaySelector,
+    RetentionPolicy, RewrapProgress, SettleRequest, Settlement, SqliteHandler, Stats, Store,
+    StoreError, StoreReads, StoredEvent, TargetRef,
 };
 use group_commit::{BatchLimits, OpError, TxOp, WriteOp};
 use payload_log::PayloadLog;
@@ -709,6 +710,17 @@ impl Store for SqliteStore {
         Some(self.queued.load(Ordering::Relaxed))
     }
 
+    fn backlog_counts(self: Arc<Self>) -> Option<Arc<dyn BacklogCounts>> {
+        Some(self)
+    }
+
+    fn reconciliation(self: Arc<Self>) -> Option<Arc<dyn Reconciliation>> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl BacklogCounts for SqliteStore {
     async fn backlog(
         &self,
         endpoints: &[String],
@@ -723,7 +735,10 @@ impl Store for SqliteStore {
         self.read(move |reader| reader.count_by_status(status))
             .await
     }
+}
 
+#[async_trait]
+impl Reconciliation for SqliteStore {
     async fn find_drift(&self, query: DriftQuery) -> Result<Drift, StoreError> {
         self.read(move |reader| reader.find_drift(&query)).await
     }

@@ -1796,7 +1796,11 @@ async fn the_backlog_follows_open_deliveries_and_the_oldest_unprocessed_event(ba
     let store = &backend.store;
     let endpoints = vec!["a".to_owned(), "quiet".to_owned()];
     let targets = vec![target("a", "t"), target("quiet", "t")];
-    let empty = store.backlog(&endpoints, &targets).await.unwrap();
+    let empty = backend
+        .backlog_counts()
+        .backlog(&endpoints, &targets)
+        .await
+        .unwrap();
     assert!(empty.oldest_unprocessed_ms.is_empty());
     assert_eq!(
         empty.targets,
@@ -1848,7 +1852,11 @@ async fn the_backlog_follows_open_deliveries_and_the_oldest_unprocessed_event(ba
         }
     }
     assert!(retried.is_some());
-    let backlog = store.backlog(&endpoints, &targets).await.unwrap();
+    let backlog = backend
+        .backlog_counts()
+        .backlog(&endpoints, &targets)
+        .await
+        .unwrap();
     assert_eq!(
         backlog
             .oldest_unprocessed_ms
@@ -1881,7 +1889,13 @@ async fn inbox_rows_are_counted_by_status(backend: &Backend) {
         error: "http 410".into(),
     };
     assert!(store.settle(&leased[0], dead, 1_001).await.unwrap());
-    let count = |status| async move { store.count_by_status(status).await.unwrap() };
+    let count = |status| async move {
+        backend
+            .backlog_counts()
+            .count_by_status(status)
+            .await
+            .unwrap()
+    };
     assert_eq!(count(InboxStatus::Accepted).await, 2);
     assert_eq!(count(InboxStatus::Failed).await, 1);
     assert_eq!(count(InboxStatus::Processed).await, 1);
@@ -1916,14 +1930,19 @@ async fn drift_leases_past_expiry_are_found_and_taken_back(backend: &Backend) {
     let store = &backend.store;
     let delivery = leased_briefly(store, "stuck").await;
     assert!(
-        store
+        backend
+            .reconciliation()
             .find_drift(drift_query(1_100))
             .await
             .unwrap()
             .is_empty(),
         "not expired yet at 1 100"
     );
-    let drift = store.find_drift(drift_query(5_000)).await.unwrap();
+    let drift = backend
+        .reconciliation()
+        .find_drift(drift_query(5_000))
+        .await
+        .unwrap();
     assert_eq!(drift.expired_leases, vec![delivery]);
     assert!(drift.stale_statuses.is_empty() && drift.missing_deliveries.is_empty());
     let repair = DriftRepair {
@@ -1933,20 +1952,25 @@ async fn drift_leases_past_expiry_are_found_and_taken_back(backend: &Backend) {
         ..DriftRepair::default()
     };
     assert_eq!(
-        store.repair_drift(repair.clone()).await.unwrap(),
+        backend
+            .reconciliation()
+            .repair_drift(repair.clone())
+            .await
+            .unwrap(),
         Repaired {
             expired_leases: 1,
             ..Repaired::default()
         }
     );
     assert_eq!(
-        store.repair_drift(repair).await.unwrap(),
+        backend.reconciliation().repair_drift(repair).await.unwrap(),
         Repaired::default(),
         "repaired once; the second time it is PENDING already"
     );
     let again = store.lease(lease_params("alive", 5_001)).await.unwrap();
     assert_eq!(again.len(), 1, "back to PENDING, leased by a live worker");
-    assert!(store
+    assert!(backend
+        .reconciliation()
         .find_drift(drift_query(5_000))
         .await
         .unwrap()
@@ -1979,14 +2003,19 @@ async fn drift_accepted_events_with_nothing_open_are_finished(backend: &Backend)
              UPDATE inbox SET status = 'ACCEPTED', targets = NULL WHERE id = '{legacy}'"
         ))
         .await;
-    let drift = store.find_drift(drift_query(0)).await.unwrap();
+    let drift = backend
+        .reconciliation()
+        .find_drift(drift_query(0))
+        .await
+        .unwrap();
     let mut stale = drift.stale_statuses.clone();
     stale.sort();
     let mut expected = vec![delivered.clone(), died.clone(), legacy.clone()];
     expected.sort();
     assert_eq!(stale, expected, "`open` has a delivery leased: not stale");
     assert!(drift.expired_leases.is_empty() && drift.missing_deliveries.is_empty());
-    let repaired = store
+    let repaired = backend
+        .reconciliation()
         .repair_drift(DriftRepair {
             stale_statuses: drift.stale_statuses,
             now_ms: 2_000,
@@ -2000,7 +2029,12 @@ async fn drift_accepted_events_with_nothing_open_are_finished(backend: &Backend)
     assert_eq!(status(died).await, "FAILED");
     assert_eq!(status(legacy).await, "PROCESSED");
     assert_eq!(status(open).await, "ACCEPTED");
-    assert!(store.find_drift(drift_query(0)).await.unwrap().is_empty());
+    assert!(backend
+        .reconciliation()
+        .find_drift(drift_query(0))
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 async fn drift_missing_deliveries_are_found_by_the_recorded_targets_and_added(backend: &Backend) {
@@ -2020,7 +2054,11 @@ async fn drift_missing_deliveries_are_found_by_the_recorded_targets_and_added(ba
              DELETE FROM delivery WHERE inbox_id = '{legacy}'"
         ))
         .await;
-    let drift = store.find_drift(drift_query(0)).await.unwrap();
+    let drift = backend
+        .reconciliation()
+        .find_drift(drift_query(0))
+        .await
+        .unwrap();
     assert_eq!(
         drift.missing_deliveries,
         vec![MissingDelivery {
@@ -2041,7 +2079,8 @@ async fn drift_missing_deliveries_are_found_by_the_recorded_targets_and_added(ba
         accepted_since_ms: i64::from(i32::MAX) * 1_000,
         ..drift_query(0)
     };
-    assert!(store
+    assert!(backend
+        .reconciliation()
         .find_drift(future)
         .await
         .unwrap()
@@ -2062,7 +2101,8 @@ async fn drift_missing_deliveries_are_found_by_the_recorded_targets_and_added(ba
         ..DriftRepair::default()
     };
     assert_eq!(
-        store
+        backend
+            .reconciliation()
             .repair_drift(repair.clone())
             .await
             .unwrap()
@@ -2070,7 +2110,12 @@ async fn drift_missing_deliveries_are_found_by_the_recorded_targets_and_added(ba
         1
     );
     assert_eq!(
-        store.repair_drift(repair).await.unwrap().missing_deliveries,
+        backend
+            .reconciliation()
+            .repair_drift(repair)
+            .await
+            .unwrap()
+            .missing_deliveries,
         0,
         "added once"
     );
@@ -2090,7 +2135,8 @@ async fn drift_missing_deliveries_are_found_by_the_recorded_targets_and_added(ba
         .unwrap());
     let (detail, _) = shown(backend, &two).await;
     assert_eq!(detail.summary.status, "PROCESSED");
-    assert!(store
+    assert!(backend
+        .reconciliation()
         .find_drift(drift_query(0))
         .await
         .unwrap()
@@ -2106,7 +2152,12 @@ async fn fetched_events_are_marked_and_their_webhook_is_a_duplicate(backend: &Ba
         b"{\"id\":\"evt_missed\",\"from\":\"api\"}",
     );
     fetched.targets = vec!["t".into()];
-    let id = match store.accept_fetched(fetched.clone(), 42_000).await.unwrap() {
+    let id = match backend
+        .reconciliation()
+        .accept_fetched(fetched.clone(), 42_000)
+        .await
+        .unwrap()
+    {
         AcceptOutcome::Inserted { id } => id,
         other => panic!("{other:?}"),
     };
@@ -2115,7 +2166,11 @@ async fn fetched_events_are_marked_and_their_webhook_is_a_duplicate(backend: &Ba
     assert_eq!(detail.deliveries.len(), 1, "delivered as any event");
     // Fetched again: the same row, nothing new.
     assert_eq!(
-        store.accept_fetched(fetched, 43_000).await.unwrap(),
+        backend
+            .reconciliation()
+            .accept_fetched(fetched, 43_000)
+            .await
+            .unwrap(),
         AcceptOutcome::Duplicate { id: id.clone() }
     );
     // Its webhook arrives after all, with the webhook's own bytes.
@@ -2129,7 +2184,8 @@ async fn fetched_events_are_marked_and_their_webhook_is_a_duplicate(backend: &Ba
     // An event that did arrive, fetched later with the API's bytes.
     let arrived = inserted(store, event("a", "evt_arrived", b"{\"id\":1}")).await;
     assert_eq!(
-        store
+        backend
+            .reconciliation()
             .accept_fetched(event("a", "evt_arrived", b"{\"id\":2}"), 44_000)
             .await
             .unwrap(),
@@ -2148,14 +2204,23 @@ async fn fetched_events_are_marked_and_their_webhook_is_a_duplicate(backend: &Ba
         AcceptOutcome::Conflict { id: arrived }
     );
     let ids = ["evt_missed", "evt_arrived", "evt_never"].map(String::from);
-    let known = store.known_event_ids("a", &ids).await.unwrap();
+    let known = backend
+        .reconciliation()
+        .known_event_ids("a", &ids)
+        .await
+        .unwrap();
     let mut known: Vec<String> = known.into_iter().collect();
     known.sort();
     assert_eq!(
         known,
         vec!["evt_arrived".to_owned(), "evt_missed".to_owned()]
     );
-    assert!(store.known_event_ids("b", &ids).await.unwrap().is_empty());
+    assert!(backend
+        .reconciliation()
+        .known_event_ids("b", &ids)
+        .await
+        .unwrap()
+        .is_empty());
     assert_eq!(store.stats().await.unwrap().total, 2);
 }
 

@@ -24,7 +24,9 @@ pub async fn rewrap(config_path: &Path, batch: usize) -> anyhow::Result<()> {
     let Some(active) = settings.encryption.active.clone() else {
         bail!("encryption: no [[encryption.key]] is configured: there is no key to rewrap to");
     };
-    let store = storage::open(&settings.storage, &settings.encryption).await?;
+    let store = storage::open(&settings.storage, &settings.encryption)
+        .await?
+        .maintenance();
     let progress = Progress::on_stderr();
     let mut total = 0u64;
     let mut stalled = 0;

@@ -13,7 +13,9 @@ use crate::{clock, config, retention, storage};
 pub async fn run(config_path: &Path, dry_run: bool, out: &mut impl Write) -> anyhow::Result<()> {
     let settings = config::load(config_path)?;
     let policy = retention::policy(&settings);
-    let store = storage::open(&settings.storage, &settings.encryption).await?;
+    let store = storage::open(&settings.storage, &settings.encryption)
+        .await?
+        .maintenance();
     let now_ms = clock::unix_millis();
     if dry_run {
         let due = store.purge_preview(&policy, now_ms).await?;
@@ -30,7 +32,7 @@ pub async fn run(config_path: &Path, dry_run: bool, out: &mut impl Write) -> any
     let due = store.purge_preview(&policy, now_ms).await?;
     let due = due.raw_payloads + due.events + due.dead_deliveries;
     let purged = retention::purge_all(
-        &store,
+        store.as_ref(),
         &policy,
         now_ms,
         settings.retention.batch.get(),

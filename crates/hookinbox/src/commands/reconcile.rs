@@ -29,7 +29,7 @@ pub async fn run(
     let endpoints = endpoint::build_all(&settings)?;
     let sources = Sources::build(&settings)?;
     let store = storage::open(&settings.storage, &settings.encryption).await?;
-    let reconciler = Reconciler::new(store.shared(), &settings, endpoints, sources);
+    let reconciler = Reconciler::new(store.reconciliation(), &settings, endpoints, sources);
     let progress = Progress::on_stderr();
     let report = reconciler
         .run(fix, clock::unix_millis(), |step| match step {

@@ -176,12 +176,18 @@ fn no_structure_built_from_a_configuration_prints_a_secret() {
         .unwrap();
         assert_no_secret("the encryption key ring", &format!("{keys:?}"));
 
-        if let Database::Postgres(postgres) = &settings.storage.database {
-            let options = crate::storage::postgres_options(postgres, &settings.storage).unwrap();
-            assert_no_secret("the PostgreSQL options", &format!("{options:?}"));
+        if let Database::Postgres(_) = &settings.storage.database {
+            let (url, options) = crate::storage::store_options(&settings.storage, None).unwrap();
+            assert_no_secret("the storage URL", &format!("{url:?}"));
+            assert_no_secret("the store options", &format!("{options:?}"));
+            let postgres = match &url {
+                hookinbox_store::StorageUrl::Postgres(url) => options.postgres(url),
+                other => panic!("{other:?}"),
+            };
+            assert_no_secret("the PostgreSQL options", &format!("{postgres:?}"));
             assert!(
-                format!("{options:?}").contains("127.0.0.1:5432"),
-                "the options print the rest: {options:?}"
+                format!("{postgres:?}").contains("127.0.0.1:5432"),
+                "the options print the rest: {postgres:?}"
             );
         }
     }

@@ -23,14 +23,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use hookinbox_store::{
-    HandlerDelivery, LeasedDelivery, PostgresHandler, PostgresStore, SqliteHandler, SqliteStore,
-    StoreError, StoredEvent,
+    AnyStore, HandlerDelivery, LeasedDelivery, PostgresHandler, PostgresStore, SqliteHandler,
+    SqliteStore, StoreError, StoredEvent,
 };
 
 use super::destination::{AttemptResult, Destination};
 use super::retry_policy::AttemptOutcome;
 use crate::clock;
-use crate::storage::OpenedStore;
 
 /// Handlers by target name, as the embedding program registers them; a
 /// `kind = "handler"` target named `ledger` runs the handler registered as
@@ -84,9 +83,9 @@ impl HandlerRegistry {
 
     /// The handler for `target_name` bound to `store`'s backend; `None`
     /// when none was registered for that backend.
-    pub(crate) fn bind(&self, target_name: &str, store: &OpenedStore) -> Option<BoundHandler> {
+    pub(crate) fn bind(&self, target_name: &str, store: &AnyStore) -> Option<BoundHandler> {
         match store {
-            OpenedStore::Sqlite(store) => {
+            AnyStore::Sqlite(store) => {
                 self.sqlite
                     .get(target_name)
                     .map(|handler| BoundHandler::Sqlite {
@@ -94,7 +93,7 @@ impl HandlerRegistry {
                         handler: Arc::clone(handler),
                     })
             }
-            OpenedStore::Postgres(store) => {
+            AnyStore::Postgres(store) => {
                 self.postgres
                     .get(target_name)
                     .map(|handler| BoundHandler::Postgres {

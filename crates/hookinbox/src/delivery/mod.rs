@@ -17,14 +17,13 @@ pub mod worker;
 
 use std::sync::Arc;
 
-use hookinbox_store::Store;
+use hookinbox_store::{AnyStore, Store};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::config;
 use crate::endpoint::Endpoints;
 use crate::error::Error;
-use crate::storage::OpenedStore;
 use destination::Destination;
 pub use handler_target::HandlerRegistry;
 use liveness::Liveness;
@@ -38,7 +37,7 @@ use worker::WorkerContext;
 /// gave a store of its own). Each task beats in `liveness` (`/readyz`).
 pub fn spawn(
     store: Arc<dyn Store>,
-    handler_store: Option<&OpenedStore>,
+    handler_store: Option<&AnyStore>,
     endpoints: &Endpoints,
     settings: &config::Delivery,
     handlers: &HandlerRegistry,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use hookinbox_store::{
-    AcceptOutcome, DriftQuery, DriftRepair, Fingerprint, NewEvent, Store, StoreError,
+    AcceptOutcome, DriftQuery, DriftRepair, Fingerprint, NewEvent, Reconciliation, StoreError,
     UnsignedMetadata,
 };
 use hookinbox_verify::{Headers, Outcome, Request};
@@ -50,7 +50,7 @@ pub enum Step<'a> {
 
 /// Runs passes over one store with one configuration.
 pub struct Reconciler {
-    store: Arc<dyn Store>,
+    store: Arc<dyn Reconciliation>,
     endpoints: Endpoints,
     sources: Sources,
     lookback: Duration,
@@ -63,7 +63,7 @@ pub struct Reconciler {
 
 impl Reconciler {
     pub fn new(
-        store: Arc<dyn Store>,
+        store: Arc<dyn Reconciliation>,
         settings: &Settings,
         endpoints: Endpoints,
         sources: Sources,

@@ -17,7 +17,7 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use hookinbox_store::{Store, StoreReads};
+use hookinbox_store::{AnyStore, Store, StoreReads};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -32,7 +32,7 @@ use crate::error::Error;
 use crate::reconcile::{self, Reconciler};
 use crate::reload::{self, Reloadable};
 use crate::secrets::key_reload::KeyReloader;
-use crate::storage::{self, OpenedStore};
+use crate::storage;
 use crate::tls::listener::TlsListener;
 use crate::{admin, server, telemetry};
 use crate::{metrics_sampler, retention};
@@ -219,16 +219,25 @@ impl Service {
             .await?;
             tracing::info!(message = "Admin listener up.", address = %address);
             // Their gauges are only read through the admin listener.
-            metrics_sampler::spawn(store.shared(), &settings, stopping.clone());
+            match store.shared().backlog_counts() {
+                Some(counts) => metrics_sampler::spawn(counts, &settings, stopping.clone()),
+                None => tracing::info!(
+                    message = "The store counts no backlog: the database gauges are not sampled."
+                ),
+            }
             readiness.spawn_periodic(settings.metrics.sample_interval, stopping.clone());
         }
         // Retention and reconciliation: only `serve` runs them (see
         // `retention`, `reconcile::task`), and only on the configured store.
         if let ServiceStore::Configured(opened) = &store {
-            retention::spawn_purge_task(opened.clone(), &settings, stopping.clone());
+            retention::spawn_purge_task(opened.maintenance(), &settings, stopping.clone());
             if settings.reconcile.enabled {
-                let reconciler =
-                    Reconciler::new(opened.shared(), &settings, endpoints.clone(), sources);
+                let reconciler = Reconciler::new(
+                    opened.reconciliation(),
+                    &settings,
+                    endpoints.clone(),
+                    sources,
+                );
                 reconcile::task::spawn(reconciler, settings.reconcile.interval, stopping.clone());
             }
         }
@@ -315,7 +324,7 @@ impl Service {
 /// The store a service runs on.
 enum ServiceStore {
     /// The configured database; handler targets commit in its transactions.
-    Configured(OpenedStore),
+    Configured(AnyStore),
     /// Given by the embedder ([`Service::store`]).
     Given(Arc<dyn Store>),
 }

@@ -17,9 +17,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use hookinbox_store::{
-    AcceptOutcome, EncryptionKeys, Fingerprint, KeyCheck, KeyCheckMode, LeaseParams, NewEvent,
-    PostgresOptions, PostgresStore, PostgresUrl, PurgeCounts, PurgeProgress, RetentionPolicy,
-    RewrapProgress, SqliteOptions, SqliteStore, Store, StoreError, StoreReads, UnsignedMetadata,
+    AcceptOutcome, AnyStore, BacklogCounts, EncryptionKeys, Fingerprint, KeyCheck, KeyCheckMode,
+    LeaseParams, NewEvent, PostgresOptions, PostgresUrl, PurgeCounts, PurgeProgress,
+    Reconciliation, RetentionPolicy, RewrapProgress, StorageUrl, Store, StoreError, StoreOptions,
+    StoreReads, UnsignedMetadata,
 };
 
 /// A store under test, with its reads, and whatever keeps its data alive
@@ -27,15 +28,9 @@ use hookinbox_store::{
 pub struct Backend {
     pub store: Arc<dyn Store>,
     pub reads: Arc<dyn StoreReads>,
-    /// The same store as `store`, for what only the concrete types have.
-    concrete: ConcreteStore,
+    /// The same store as `store`, for what is not on [`Store`].
+    opened: AnyStore,
     place: Place,
-}
-
-/// The concrete store behind a [`Backend`].
-enum ConcreteStore {
-    Sqlite(Arc<SqliteStore>),
-    Postgres(Arc<PostgresStore>),
 }
 
 /// Where a backend's data lives; kept when its store is reopened.
@@ -63,31 +58,23 @@ pub async fn postgres() -> Backend {
     open_in(Place::Postgres(TestSchema::new()), None).await
 }
 
-/// A store on the data in `place`, sealing with `keys` when given.
+/// A store on the data in `place`, sealing with `keys` when given,
+/// opened as the service opens one ([`hookinbox_store::open`]).
 async fn open_in(place: Place, keys: Option<Arc<EncryptionKeys>>) -> Backend {
-    match &place {
-        Place::Sqlite(dir) => {
-            let mut options = SqliteOptions::new(dir.path().join("inbox.db"));
-            options.keys = keys;
-            let store = Arc::new(SqliteStore::open(options).unwrap());
-            Backend {
-                store: store.clone(),
-                reads: Arc::new(store.reader().as_ref().clone()),
-                concrete: ConcreteStore::Sqlite(store),
-                place,
-            }
-        }
-        Place::Postgres(schema) => {
-            let mut options = schema.options();
-            options.keys = keys;
-            let store = Arc::new(PostgresStore::open(options).await.unwrap());
-            Backend {
-                store: store.clone(),
-                reads: Arc::new(store.reader().clone()),
-                concrete: ConcreteStore::Postgres(store),
-                place,
-            }
-        }
+    let (url, mut options) = match &place {
+        Place::Sqlite(dir) => (
+            StorageUrl::Sqlite(dir.path().join("inbox.db")),
+            StoreOptions::default(),
+        ),
+        Place::Postgres(schema) => schema.store_options(),
+    };
+    options.keys = keys;
+    let opened = hookinbox_store::open(&url, options).await.unwrap();
+    Backend {
+        store: opened.shared(),
+        reads: Arc::from(opened.reader().into_reads()),
+        opened,
+        place,
     }
 }
 
@@ -98,60 +85,63 @@ impl Backend {
         let Backend {
             store,
             reads,
-            concrete,
+            opened,
             place,
         } = self;
-        drop((store, reads, concrete));
+        drop((store, reads, opened));
         open_in(place, keys).await
     }
 
-    /// `rewrap_batch` of the concrete store.
+    /// `rewrap_batch` of the store's `Maintenance`.
     pub async fn rewrap_batch(&self, limit: usize) -> Result<RewrapProgress, StoreError> {
-        match &self.concrete {
-            ConcreteStore::Sqlite(store) => store.rewrap_batch(limit).await,
-            ConcreteStore::Postgres(store) => store.rewrap_batch(limit).await,
-        }
+        self.opened.maintenance().rewrap_batch(limit).await
     }
 
-    /// `check_keys` of the concrete store.
+    /// `check_keys` of the store's `Maintenance`.
     pub async fn check_keys(&self, mode: KeyCheckMode) -> KeyCheck {
-        match &self.concrete {
-            ConcreteStore::Sqlite(store) => store.check_keys(mode).await,
-            ConcreteStore::Postgres(store) => store.check_keys(mode).await,
-        }
-        .unwrap()
+        self.opened.maintenance().check_keys(mode).await.unwrap()
     }
 
-    /// `check_keys` of the concrete store's reader (read only).
+    /// `check_keys` of the store's reader (read only).
     pub async fn reader_check_keys(&self) -> KeyCheck {
-        match &self.concrete {
-            ConcreteStore::Sqlite(store) => store.reader().check_keys(),
-            ConcreteStore::Postgres(store) => store.reader().check_keys().await,
-        }
-        .unwrap()
+        self.opened.reader().check_keys().await.unwrap()
     }
 
-    /// `purge_batch` of the concrete store.
+    /// `purge_batch` of the store's `Maintenance`.
     pub async fn purge_batch(
         &self,
         policy: &RetentionPolicy,
         now_ms: i64,
         limit: usize,
     ) -> PurgeProgress {
-        match &self.concrete {
-            ConcreteStore::Sqlite(store) => store.purge_batch(policy, now_ms, limit).await,
-            ConcreteStore::Postgres(store) => store.purge_batch(policy, now_ms, limit).await,
-        }
-        .unwrap()
+        self.opened
+            .maintenance()
+            .purge_batch(policy, now_ms, limit)
+            .await
+            .unwrap()
     }
 
-    /// `purge_preview` of the concrete store.
+    /// `purge_preview` of the store's `Maintenance`.
     pub async fn purge_preview(&self, policy: &RetentionPolicy, now_ms: i64) -> PurgeCounts {
-        match &self.concrete {
-            ConcreteStore::Sqlite(store) => store.purge_preview(policy, now_ms).await,
-            ConcreteStore::Postgres(store) => store.purge_preview(policy, now_ms).await,
-        }
-        .unwrap()
+        self.opened
+            .maintenance()
+            .purge_preview(policy, now_ms)
+            .await
+            .unwrap()
+    }
+
+    /// The store's backlog reads: every backend has them.
+    pub fn backlog_counts(&self) -> Arc<dyn BacklogCounts> {
+        Arc::clone(&self.store)
+            .backlog_counts()
+            .expect("every backend counts its backlog")
+    }
+
+    /// The store's reconciliation: every backend has it.
+    pub fn reconciliation(&self) -> Arc<dyn Reconciliation> {
+        Arc::clone(&self.store)
+            .reconciliation()
+            .expect("every backend reconciles")
     }
 
     pub fn place(&self) -> &Place {
@@ -211,14 +201,26 @@ impl TestSchema {
         }
     }
 
-    /// Options for a store in this schema, with a small pool (tests run in
-    /// parallel against one server).
+    /// The URL and options of a store in this schema, with a small pool
+    /// (tests run in parallel against one server).
+    pub fn store_options(&self) -> (StorageUrl, StoreOptions) {
+        let url = PostgresUrl::parse(&postgres_url()).unwrap();
+        let options = StoreOptions {
+            schema: Some(self.name.clone()),
+            pool_size: 4,
+            application_name: Some(self.application_name()),
+            ..StoreOptions::default()
+        };
+        (StorageUrl::Postgres(Box::new(url)), options)
+    }
+
+    /// [`TestSchema::store_options`] as the PostgreSQL store's own options,
+    /// for tests of what only it has.
     pub fn options(&self) -> PostgresOptions {
-        let mut options = PostgresOptions::new(PostgresUrl::parse(&postgres_url()).unwrap());
-        options.schema = Some(self.name.clone());
-        options.pool_size = 4;
-        options.application_name = self.application_name();
-        options
+        match self.store_options() {
+            (StorageUrl::Postgres(url), options) => options.postgres(&url),
+            (other, _) => unreachable!("{other:?}"),
+        }
     }
 
     /// Every session of this test's stores carries it, so cleanup (and a
