@@ -39,6 +39,7 @@ pub mod stats;
 pub mod storage_url;
 pub mod store;
 pub mod store_reads;
+mod stored_body;
 
 pub use backlog::{Backlog, TargetBacklog, TargetRef};
 pub use delivery::{
