@@ -28,9 +28,14 @@ mod cli {
     pub const MAX_BODY_BYTES: u32 = 1024 * 1024;
 }
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use base64::Engine;
+use bytes::Bytes;
+use hookinbox_store::{
+    EncryptionKeys, Fingerprint, NewEvent, SqliteOptions, SqliteStore, Store, UnsignedMetadata,
+};
 use serde_json::json;
 
 const LEVELS: &[i32] = &[-7, -3, -1, 1, 2, 3, 4, 5, 6];
@@ -60,6 +65,21 @@ fn main() -> anyhow::Result<()> {
                 decompress_ns / raw as f64,
             );
         }
+    }
+    println!();
+    println!("Through a sealed SQLite store (payload log bytes per event; before: the body + 40)");
+    println!("| corpus | events | body bytes / event | before: stored / event | after: stored / event | after / before |");
+    println!("|---|---|---|---|---|---|");
+    for (name, bodies) in &corpora {
+        let raw: usize = bodies.iter().map(Vec::len).sum();
+        let before = (raw + 40 * bodies.len()) as f64 / bodies.len() as f64;
+        let after = payload_log_bytes(bodies)? as f64 / bodies.len() as f64;
+        println!(
+            "| {name} | {} | {:.0} | {before:.0} | {after:.0} | {:.3} |",
+            bodies.len(),
+            raw as f64 / bodies.len() as f64,
+            after / before
+        );
     }
     println!();
     println!("Small bodies (level 1): share whose frame is smaller, and stored / raw, by size");
@@ -97,6 +117,52 @@ fn main() -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Bytes of the payload log after a sealed SQLite store accepted
+/// `bodies`, one event each, 64 at a time.
+fn payload_log_bytes(bodies: &[Vec<u8>]) -> anyhow::Result<u64> {
+    let dir = tempfile::tempdir()?;
+    let mut options = SqliteOptions::new(dir.path().join("inbox.db"));
+    let key = secrecy::SecretBox::new(Box::new([7_u8; 32]));
+    options.keys = Some(Arc::new(EncryptionKeys::new("k1", key)?));
+    let store = Arc::new(SqliteStore::open(options)?);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        for (chunk_index, chunk) in bodies.chunks(64).enumerate() {
+            let mut tasks = Vec::new();
+            for (n, body) in chunk.iter().enumerate() {
+                let event = NewEvent {
+                    endpoint_id: "bench".into(),
+                    provider: "lab".into(),
+                    provider_event_id: format!("e-{chunk_index}-{n}"),
+                    event_type: Some("bench".into()),
+                    object_id: None,
+                    object_version: None,
+                    provider_created_at: None,
+                    received_at_ms: 1_700_000_000_000,
+                    content_type: Some("application/json".into()),
+                    fingerprint: Fingerprint::of(body),
+                    payload: Bytes::from(body.clone()),
+                    audit_headers: vec![],
+                    matched_secret_version: "1".into(),
+                    targets: vec![],
+                    unsigned_metadata: UnsignedMetadata::default(),
+                    fingerprint_window_ms: None,
+                };
+                let store = store.clone();
+                tasks.push(tokio::spawn(async move { store.accept(event).await }));
+            }
+            for task in tasks {
+                task.await??;
+            }
+        }
+        anyhow::Ok(())
+    })?;
+    let disk = store.reader().stats()?.disk;
+    Ok(disk.map_or(0, |disk| disk.payload_log_bytes))
 }
 
 /// Bytes stored for all `bodies` at `level`, and the best time of
