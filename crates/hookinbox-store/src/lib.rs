@@ -49,6 +49,7 @@ pub mod storage_url;
 pub mod store;
 mod store_options;
 pub mod store_reads;
+mod stored_body;
 
 pub use any_reader::AnyReader;
 pub use any_store::AnyStore;

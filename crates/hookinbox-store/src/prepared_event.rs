@@ -1,12 +1,12 @@
 //! An event made ready for an accept transaction, on either backend: what
 //! can be computed before the transaction (its would-be id, the audit
-//! headers as JSON, both sealed when there are keys) is, so the
+//! headers as JSON, the body compressed, both sealed when there are keys)
+//! is, so the
 //! transaction — the SQLite writer thread, a PostgreSQL batch — spends its
 //! time on the inserts only.
 
-use bytes::Bytes;
-
-use crate::sealed::{self, RecordKind};
+use crate::sealed;
+use crate::stored_body::StoredBody;
 use crate::{EncryptionKeys, InboxStatus, NewEvent, StoreError};
 
 pub(crate) struct PreparedEvent {
@@ -14,10 +14,9 @@ pub(crate) struct PreparedEvent {
     /// The `audit_headers` column: JSON, or sealed JSON in base64.
     pub(crate) audit_headers: String,
     /// The body as stored (payload log record, `inbox_payload.payload`):
-    /// raw, or sealed.
-    pub(crate) stored_body: Bytes,
-    /// The key that sealed the body and the audit headers; `None`: plain.
-    pub(crate) key_id: Option<String>,
+    /// as received or compressed, then sealed or not. Its key sealed the
+    /// audit headers too.
+    pub(crate) stored_body: StoredBody,
     /// The `targets` column: the endpoint's targets as a JSON array (`[]`:
     /// none, so the row is PROCESSED as it is inserted).
     pub(crate) targets: String,
@@ -33,19 +32,12 @@ impl PreparedEvent {
         let audit_json =
             serde_json::to_string(&event.audit_headers).unwrap_or_else(|_| "[]".to_owned());
         let audit_headers = sealed::seal_audit_headers(keys, &id, &audit_json)?;
-        let (stored_body, key_id) = match keys {
-            None => (event.payload.clone(), None),
-            Some(keys) => {
-                let sealed = sealed::seal(keys, RecordKind::Payload, &id, &event.payload)?;
-                (Bytes::from(sealed.bytes), Some(sealed.key_id))
-            }
-        };
+        let stored_body = StoredBody::new(keys, &id, &event.payload)?;
         let targets = serde_json::to_string(&event.targets).unwrap_or_else(|_| "[]".to_owned());
         Ok(PreparedEvent {
             id,
             audit_headers,
             stored_body,
-            key_id,
             targets,
             event,
         })

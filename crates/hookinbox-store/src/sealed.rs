@@ -33,8 +33,11 @@ pub(crate) const OVERHEAD: usize = NONCE_BYTES + TAG_BYTES;
 /// What a sealed record is: part of its associated data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RecordKind {
-    /// The raw request body.
+    /// The raw request body, as received.
     Payload,
+    /// The raw request body, compressed (one zstd frame, `stored_body`):
+    /// a label of its own, so a record cannot be read in the other format.
+    ZstdPayload,
     /// The request headers kept for audit (JSON).
     AuditHeaders,
     /// A key's check value: a fixed label sealed under that key, whose
@@ -46,6 +49,7 @@ impl RecordKind {
     fn label(self) -> &'static [u8] {
         match self {
             RecordKind::Payload => b"payload\0",
+            RecordKind::ZstdPayload => b"payload zstd\0",
             RecordKind::AuditHeaders => b"audit\0",
             RecordKind::KeyCheck => b"key check\0",
         }
@@ -53,7 +57,7 @@ impl RecordKind {
 
     fn name(self) -> &'static str {
         match self {
-            RecordKind::Payload => "payload",
+            RecordKind::Payload | RecordKind::ZstdPayload => "payload",
             RecordKind::AuditHeaders => "audit headers",
             RecordKind::KeyCheck => "check value",
         }

@@ -37,10 +37,12 @@
 //! statement that starts after the lock was granted sees the rows the
 //! previous holder committed.
 //!
-//! With encryption keys, each event's body and audit headers are sealed
-//! before its batch (`PreparedEvent::new`) under the active key, whose id
-//! goes in `inbox.payload_key_id`. Fingerprints stay over the plaintext, so
-//! every check above works as without keys.
+//! Before its batch (`PreparedEvent::new`), each event's body is
+//! compressed when that makes it smaller (`inbox_payload.payload_format`,
+//! `payload_raw_len`) and, with encryption keys, its body and audit
+//! headers are sealed under the active key, whose id goes in
+//! `inbox.payload_key_id`. Fingerprints stay over the body as received, so
+//! every check above works as without either.
 
 use std::collections::{HashMap, HashSet};
 
@@ -63,11 +65,12 @@ const INSERT_ROUND: &str = "
         SELECT * FROM unnest(
             $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int8[],
             $8::int8[], $9::int8[], $10::text[], $11::bytea[], $12::text[], $13::text[],
-            $14::text[], $15::int8[], $16::bytea[], $23::text[], $24::text[])
+            $14::text[], $15::int8[], $16::bytea[], $23::text[], $24::text[], $26::int2[],
+            $27::int8[])
         AS c(id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
              provider_created_at, received_at_ms, content_type, payload_sha256, audit_headers,
              matched_secret_version, unsigned_metadata, same_body_since, payload, payload_key_id,
-             targets)
+             targets, payload_format, payload_raw_len)
     ), inserted AS (
         INSERT INTO inbox (
             id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
@@ -87,8 +90,9 @@ const INSERT_ROUND: &str = "
         ON CONFLICT (endpoint_id, provider_event_id) DO NOTHING
         RETURNING id
     ), payload AS (
-        INSERT INTO inbox_payload (inbox_id, payload, received_at_ms)
-        SELECT c.id, c.payload, c.received_at_ms FROM candidate c JOIN inserted USING (id)
+        INSERT INTO inbox_payload (inbox_id, payload, received_at_ms, payload_format, payload_raw_len)
+        SELECT c.id, c.payload, c.received_at_ms, c.payload_format, c.payload_raw_len
+        FROM candidate c JOIN inserted USING (id)
     ), deliveries AS (
         INSERT INTO delivery (
             inbox_id, endpoint_id, target, generation, status, attempts, next_attempt_at_ms,
@@ -343,8 +347,22 @@ async fn insert_round(
         .collect();
     let unsigned = column(|p| p.event.unsigned_metadata.to_column());
     let same_body_since: Vec<Option<i64>> = events.iter().map(|p| p.same_body_since()).collect();
-    let payloads: Vec<&[u8]> = events.iter().map(|p| p.stored_body.as_ref()).collect();
-    let key_ids: Vec<Option<&str>> = events.iter().map(|p| p.key_id.as_deref()).collect();
+    let payloads: Vec<&[u8]> = events
+        .iter()
+        .map(|p| p.stored_body.bytes.as_ref())
+        .collect();
+    let key_ids: Vec<Option<&str>> = events
+        .iter()
+        .map(|p| p.stored_body.key_id.as_deref())
+        .collect();
+    let formats: Vec<i16> = events
+        .iter()
+        .map(|p| p.stored_body.format.column())
+        .collect();
+    let raw_lens: Vec<i64> = events
+        .iter()
+        .map(|p| p.stored_body.raw_len_column())
+        .collect();
     let targets: Vec<&str> = events.iter().map(|p| p.targets.as_str()).collect();
 
     let deliveries = DeliveryColumns::of(events);
@@ -379,6 +397,8 @@ async fn insert_round(
                 &key_ids,
                 &targets,
                 &notify_channel,
+                &formats,
+                &raw_lens,
             ],
         )
         .await?;

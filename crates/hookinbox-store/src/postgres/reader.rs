@@ -19,7 +19,8 @@ use super::db_error::PgError;
 use super::pool::PostgresOptions;
 use crate::event_query::{self, Dialect, Value as QueryValue};
 use crate::key_check::{self, KeyCheck};
-use crate::sealed::{self, RecordKind};
+use crate::sealed;
+use crate::stored_body::BodyRecord;
 use crate::{
     AttemptView, DeliveryView, EncryptionKeys, EventDetail, EventFilter, EventPage, EventSummary,
     Fingerprint, Overview, OverviewQuery, Stats, StoreError, StoreReads, StoredEvent,
@@ -33,7 +34,7 @@ macro_rules! stored_event_columns {
     () => {
         "i.id, i.endpoint_id, i.provider, i.provider_event_id, i.event_type, i.object_id, \
          i.object_version, i.received_at_ms, i.content_type, i.unsigned_metadata, \
-         i.payload_sha256, p.payload, i.payload_key_id"
+         i.payload_sha256, p.payload, i.payload_key_id, p.payload_format, p.payload_raw_len"
     };
 }
 pub(crate) use stored_event_columns;
@@ -148,7 +149,8 @@ impl PostgresReader {
                         i.received_at_ms, i.object_id, i.object_version, i.provider_created_at,
                         i.content_type, i.matched_secret_version, i.payload_sha256,
                         octet_length(p.payload),
-                        CASE WHEN $2 THEN p.payload END, i.payload_key_id, i.fetched_at_ms
+                        CASE WHEN $2 THEN p.payload END, i.payload_key_id, i.fetched_at_ms,
+                        p.payload_format, p.payload_raw_len
                  FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
                  WHERE i.id = $1",
             )
@@ -161,20 +163,16 @@ impl PostgresReader {
         };
         let sha256: Vec<u8> = row.try_get(12)?;
         let stored_bytes: Option<i32> = row.try_get(13)?;
-        let key_id: Option<String> = row.try_get(15)?;
-        let payload_bytes = stored_bytes.and_then(|n| usize::try_from(n).ok()).map(|n| {
-            if key_id.is_some() {
-                sealed::plaintext_len(n)
-            } else {
-                n
-            }
-        });
+        let record = body_record(&row, 15, 17)?;
+        let payload_bytes = stored_bytes
+            .and_then(|n| usize::try_from(n).ok())
+            .map(|n| record.body_len(n));
         let payload = if with_payload {
             checked_payload(
                 self.keys.as_deref(),
                 inbox_id,
                 &sha256,
-                key_id.as_deref(),
+                &record,
                 row.try_get(14)?,
             )?
         } else {
@@ -321,8 +319,8 @@ impl StoreReads for PostgresReader {
 fn stored_event_from_row(keys: Option<&EncryptionKeys>, row: &Row) -> Result<StoredEvent, PgError> {
     let id: String = row.try_get(0)?;
     let sha256: Vec<u8> = row.try_get(10)?;
-    let key_id: Option<String> = row.try_get(12)?;
-    let payload = checked_payload(keys, &id, &sha256, key_id.as_deref(), row.try_get(11)?)?;
+    let record = body_record(row, 12, 13)?;
+    let payload = checked_payload(keys, &id, &sha256, &record, row.try_get(11)?)?;
     Ok(StoredEvent {
         endpoint_id: row.try_get(1)?,
         provider: row.try_get(2)?,
@@ -340,29 +338,41 @@ fn stored_event_from_row(keys: Option<&EncryptionKeys>, row: &Row) -> Result<Sto
     })
 }
 
-/// The stored body, opened with the key that sealed it (`key_id`; `None`:
-/// plain), and checked against the fingerprint recorded with it; `None`
-/// once raw retention removed it.
+/// What `row` records about its body: `payload_key_id` at column
+/// `key_id`, then `payload_format` and `payload_raw_len` from column
+/// `format` on.
+pub(crate) fn body_record(
+    row: &Row,
+    key_id: usize,
+    format: usize,
+) -> Result<BodyRecord, tokio_postgres::Error> {
+    Ok(BodyRecord {
+        key_id: row.try_get(key_id)?,
+        format: row.try_get::<_, Option<i16>>(format)?.map(i64::from),
+        raw_len: row.try_get(format + 1)?,
+    })
+}
+
+/// The stored body, opened with the key that sealed it and decompressed
+/// as its `record` says (`stored_body`), and checked against the
+/// fingerprint recorded with it; `None` once raw retention removed it.
 pub(crate) fn checked_payload(
     keys: Option<&EncryptionKeys>,
     inbox_id: &str,
     sha256: &[u8],
-    key_id: Option<&str>,
+    record: &BodyRecord,
     payload: Option<Vec<u8>>,
 ) -> Result<Option<Bytes>, StoreError> {
     let Some(payload) = payload else {
         return Ok(None);
     };
-    let payload = match key_id {
-        None => payload,
-        Some(key_id) => sealed::open(keys, key_id, RecordKind::Payload, inbox_id, &payload)?,
-    };
+    let payload = record.body(keys, inbox_id, Bytes::from(payload))?;
     if Fingerprint::of(&payload).as_bytes() != sha256 {
         return Err(StoreError::Corrupt(format!(
             "the stored payload of {inbox_id} does not match its fingerprint"
         )));
     }
-    Ok(Some(Bytes::from(payload)))
+    Ok(Some(payload))
 }
 
 fn summary_from_row(row: &Row) -> Result<EventSummary, tokio_postgres::Error> {

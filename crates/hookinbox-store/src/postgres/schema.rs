@@ -190,6 +190,15 @@ pub(super) const MIGRATIONS: &[&str] = &[
         recorded_at_ms bigint NOT NULL            -- unix milliseconds, the database's clock
     );
     "#,
+    // 11 (#20, compress before sealing): how the stored record encodes the
+    // body, and the body's own length, which bounds its decompression (see
+    // `stored_body`); beside the bytes, so a purged body takes them along.
+    // NULL in rows from before: stored as received, their length that of
+    // the record.
+    r#"
+    ALTER TABLE inbox_payload ADD COLUMN payload_format smallint;   -- NULL or 0: as received; 1: one zstd frame
+    ALTER TABLE inbox_payload ADD COLUMN payload_raw_len bigint;    -- length of the body as received
+    "#,
 ];
 
 /// The schema version this build writes.

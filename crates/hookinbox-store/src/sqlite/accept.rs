@@ -8,10 +8,12 @@
 //! fingerprint within the redelivery window; see [`accept`] for the order
 //! of the checks.
 //!
-//! With encryption keys, the body and the audit headers are sealed before
-//! the event reaches the writer ([`PreparedEvent::new`]), under the active
-//! key, whose id goes in `payload_key_id`. The fingerprint stays over the
-//! plaintext, so duplicates and conflicts are found as without keys.
+//! Before the event reaches the writer ([`PreparedEvent::new`]), its body
+//! is compressed when that makes it smaller (`payload_format`,
+//! `payload_raw_len`) and, with encryption keys, the body and the audit
+//! headers are sealed under the active key, whose id goes in
+//! `payload_key_id`. The fingerprint stays over the body as received, so
+//! duplicates and conflicts are found as without either.
 
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -24,8 +26,9 @@ const INSERT_INBOX: &str = "
         id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
         provider_created_at, received_at_ms, content_type, payload_sha256,
         audit_headers, matched_secret_version, payload_segment, payload_offset, payload_len,
-        unsigned_metadata, payload_key_id, targets, status
-    ) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
+        unsigned_metadata, payload_key_id, targets, status, payload_format, payload_raw_len
+    ) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
+              ?21, ?22)
     ON CONFLICT (endpoint_id, provider_event_id) DO NOTHING";
 
 /// The row holding an (endpoint, event id), its fingerprint, and whether
@@ -62,7 +65,6 @@ pub(crate) fn accept(
         id,
         audit_headers,
         stored_body,
-        key_id,
         targets,
         event,
     } = prepared;
@@ -87,7 +89,7 @@ pub(crate) fn accept(
         }
     }
     let before_body = payloads.mark();
-    let body = payloads.reserve(stored_body);
+    let body = payloads.reserve(&stored_body.bytes);
     let inserted = conn.prepare_cached(INSERT_INBOX)?.execute(params![
         id,
         event.endpoint_id,
@@ -106,9 +108,11 @@ pub(crate) fn accept(
         body.offset,
         body.len,
         event.unsigned_metadata.to_column(),
-        key_id,
+        stored_body.key_id,
         targets,
         prepared.initial_status().as_str(),
+        stored_body.format.column(),
+        stored_body.raw_len_column(),
     ])? == 1;
     if !inserted {
         payloads.rollback_to(before_body);
@@ -156,6 +160,6 @@ fn same_id(conn: &Connection, event: &NewEvent) -> Result<Option<AcceptOutcome>,
 impl PreparedEvent {
     /// Bytes this event writes to the payload log.
     pub(crate) fn stored_len(&self) -> usize {
-        self.stored_body.len()
+        self.stored_body.bytes.len()
     }
 }

@@ -252,7 +252,8 @@ pub(crate) fn purge(
                 // the row names no key.
                 conn.prepare_cached(
                     "UPDATE inbox SET payload_segment = NULL, payload_offset = NULL,
-                                      payload_len = NULL, payload_key_id = NULL, audit_headers = '[]'
+                                      payload_len = NULL, payload_key_id = NULL, audit_headers = '[]',
+                                      payload_format = NULL, payload_raw_len = NULL
                      WHERE id = ?1",
                 )?
                 .execute(params![id])?;

@@ -18,7 +18,8 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use super::payload_log::{self, Open, PayloadFiles, PayloadRef};
 use crate::event_query::{self, Dialect, Value as QueryValue};
 use crate::key_check::{self, KeyCheck};
-use crate::sealed::{self, RecordKind};
+use crate::sealed;
+use crate::stored_body::BodyRecord;
 use crate::{
     AttemptView, DeliveryView, DiskUsage, EncryptionKeys, EventDetail, EventFilter, EventPage,
     EventSummary, Overview, OverviewQuery, Stats, StoreError, StoreReads, StoredEvent,
@@ -172,7 +173,7 @@ impl SqliteReader {
                         i.object_version, i.received_at_ms, i.content_type,
                         i.unsigned_metadata,
                         i.payload_sha256, i.payload_segment, i.payload_offset, i.payload_len, p.payload,
-                        i.payload_key_id
+                        i.payload_key_id, i.payload_format, i.payload_raw_len
                  FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
                  WHERE i.id = ?1",
             )?
@@ -205,7 +206,8 @@ impl SqliteReader {
 
     /// The raw body, from the payload log (or, for rows written before
     /// schema 4, from `inbox_payload`), opened with its key when it is
-    /// sealed, and checked against its fingerprint.
+    /// sealed, decompressed when it is compressed (`stored_body`), and
+    /// checked against its fingerprint.
     ///
     /// A body from the payload log that fails to read, open or match is
     /// read once more from a fresh open of its segment before the error is
@@ -246,16 +248,9 @@ impl SqliteReader {
             (None, Some(legacy)) => Bytes::copy_from_slice(legacy),
             (None, None) => return Ok(None),
         };
-        let bytes = match stored.key_id.as_deref() {
-            None => bytes,
-            Some(key_id) => Bytes::from(sealed::open(
-                self.inner.keys.as_deref(),
-                key_id,
-                RecordKind::Payload,
-                inbox_id,
-                &bytes,
-            )?),
-        };
+        let bytes = stored
+            .record
+            .body(self.inner.keys.as_deref(), inbox_id, bytes)?;
         if crate::Fingerprint::of(&bytes).as_bytes() != stored.sha256.as_slice() {
             return Err(StoreError::Corrupt(format!(
                 "the stored payload of {inbox_id} does not match its fingerprint"
@@ -303,13 +298,13 @@ impl SqliteReader {
                             i.received_at_ms, i.object_id, i.object_version, i.provider_created_at,
                             i.content_type, i.matched_secret_version,
                             i.payload_sha256, i.payload_segment, i.payload_offset, i.payload_len, p.payload,
-                            i.payload_key_id, i.fetched_at_ms
+                            i.payload_key_id, i.payload_format, i.payload_raw_len, i.fetched_at_ms
                      FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
                      WHERE i.id = ?1",
                 )?
                 .query_row(params![inbox_id], |row| {
                     let stored = StoredPayload::from_row(row, 12)?;
-                    let fetched_at_ms = row.get(18)?;
+                    let fetched_at_ms = row.get(20)?;
                     Ok((
                         EventDetail {
                             summary: summary_from_row(row)?,
@@ -469,13 +464,14 @@ pub(crate) struct StoredPayload {
     location: Option<PayloadRef>,
     /// The body itself, for rows written before the payload log.
     pub(crate) legacy: Option<Vec<u8>>,
-    /// The key that sealed it; `None`: plain.
-    key_id: Option<String>,
+    /// How to turn the stored bytes back into the body.
+    pub(crate) record: BodyRecord,
 }
 
 impl StoredPayload {
     /// Reads `payload_sha256, payload_segment, payload_offset, payload_len,
-    /// inbox_payload.payload, payload_key_id` starting at column `first`.
+    /// inbox_payload.payload, payload_key_id, payload_format,
+    /// payload_raw_len` starting at column `first`.
     pub(crate) fn from_row(
         row: &rusqlite::Row<'_>,
         first: usize,
@@ -495,7 +491,11 @@ impl StoredPayload {
             sha256: row.get(first)?,
             location,
             legacy: row.get(first + 4)?,
-            key_id: row.get(first + 5)?,
+            record: BodyRecord {
+                key_id: row.get(first + 5)?,
+                format: row.get(first + 6)?,
+                raw_len: row.get(first + 7)?,
+            },
         })
     }
 
@@ -511,10 +511,7 @@ impl StoredPayload {
             (None, Some(legacy)) => Some(legacy.len()),
             (None, None) => None,
         }?;
-        Some(match self.key_id {
-            Some(_) => sealed::plaintext_len(stored),
-            None => stored,
-        })
+        Some(self.record.body_len(stored))
     }
 }
 

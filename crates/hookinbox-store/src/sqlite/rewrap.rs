@@ -19,19 +19,25 @@
 //! the same way, and its `inbox_payload` row is deleted. The audit headers
 //! are re-sealed in place, under the same key id as the body.
 //!
+//! A body is re-sealed the way an accept seals it (`StoredBody::new`):
+//! compressed when that makes it smaller, so a compressed body stays
+//! compressed (the same bytes compress the same way), and a body from
+//! before compression is compressed now if it gains from it. Its row's
+//! `payload_format` and `payload_raw_len` move with it.
+//!
 //! Rows inserted earlier in the same group commit can reference bytes the
 //! log has reserved but not yet written; they are never picked here,
 //! because accepts seal under the active key of this same store.
 
 use std::time::Instant;
 
-use bytes::Bytes;
 use rusqlite::{params, Connection};
 
 use super::group_commit::OpError;
 use super::payload_log::PayloadLog;
 use super::reader::{SqliteReader, StoredPayload};
-use crate::sealed::{self, RecordKind};
+use crate::sealed;
+use crate::stored_body::StoredBody;
 use crate::{EncryptionKeys, RewrapProgress};
 
 /// The rows not under key ?1, as ranges of `inbox_key_id` (schema
@@ -44,7 +50,7 @@ const NOT_UNDER: &str =
 pub(crate) fn not_under_key() -> String {
     format!(
         "SELECT i.id, i.payload_sha256, i.payload_segment, i.payload_offset, i.payload_len,
-                p.payload, i.payload_key_id, i.audit_headers
+                p.payload, i.payload_key_id, i.payload_format, i.payload_raw_len, i.audit_headers
          FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
          WHERE {NOT_UNDER} LIMIT ?2"
     )
@@ -56,7 +62,8 @@ pub(crate) fn count_not_under() -> String {
 
 const UPDATE_ROW: &str = "
     UPDATE inbox SET payload_segment = ?2, payload_offset = ?3, payload_len = ?4,
-                     payload_key_id = ?5, audit_headers = ?6
+                     payload_key_id = ?5, audit_headers = ?6, payload_format = ?7,
+                     payload_raw_len = ?8
     WHERE id = ?1";
 
 /// How many rows are not sealed under `active_id`.
@@ -99,7 +106,7 @@ pub(crate) fn rewrap(
                 id: row.get(0)?,
                 payload: StoredPayload::from_row(row, 1)?,
                 key_id: row.get(6)?,
-                audit_headers: row.get(7)?,
+                audit_headers: row.get(9)?,
             })
         })?
         .collect::<Result<_, _>>()?;
@@ -108,13 +115,12 @@ pub(crate) fn rewrap(
     for row in rows {
         let had_legacy_body = row.payload.legacy.is_some();
         let body = reader.payload(&row.id, row.payload)?;
-        let location = match body {
-            Some(body) => {
-                let sealed = sealed::seal(keys, RecordKind::Payload, &row.id, &body)?;
-                Some(payloads.reserve(&Bytes::from(sealed.bytes)))
-            }
-            None => None,
-        };
+        let stored = body
+            .map(|body| StoredBody::new(Some(keys), &row.id, &body))
+            .transpose()?;
+        let location = stored
+            .as_ref()
+            .map(|stored| payloads.reserve(&stored.bytes));
         let audit_json = sealed::open_audit_json(
             Some(keys),
             row.key_id.as_deref(),
@@ -129,6 +135,8 @@ pub(crate) fn rewrap(
             location.map(|l| l.len),
             active,
             audit_headers,
+            stored.as_ref().map(|stored| stored.format.column()),
+            stored.as_ref().map(StoredBody::raw_len_column),
         ])?;
         if had_legacy_body {
             conn.prepare_cached("DELETE FROM inbox_payload WHERE inbox_id = ?1")?

@@ -184,6 +184,14 @@ const MIGRATIONS: &[&str] = &[
     INSERT INTO payload_segment_next (id, next)
         SELECT 1, coalesce(max(payload_segment), 0) + 1 FROM inbox;
     "#,
+    // 13 (#20, compress before sealing): how the stored record encodes the
+    // body, and the body's own length, which bounds its decompression (see
+    // `stored_body`). NULL in rows from before: stored as received, their
+    // length that of the record.
+    r#"
+    ALTER TABLE inbox ADD COLUMN payload_format INTEGER;   -- NULL or 0: as received; 1: one zstd frame
+    ALTER TABLE inbox ADD COLUMN payload_raw_len INTEGER;  -- length of the body as received
+    "#,
 ];
 
 /// The schema version this build writes.

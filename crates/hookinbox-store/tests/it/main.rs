@@ -6,6 +6,7 @@
 
 mod support;
 
+mod compression;
 mod conformance;
 mod postgres;
 mod sqlite;

@@ -56,10 +56,29 @@ const FULL_FOR: Duration = Duration::from_secs(10);
 /// A signed request every this often while the disk is full.
 const REQUEST_EVERY: Duration = Duration::from_millis(20);
 
-/// A body of about 60 KB: a handful fill the tmpfs.
+/// A body of about 60 KB (45 KB compressed): a few dozen fill the tmpfs.
 fn padded_body(id: &str) -> String {
-    let pad = "f".repeat(60_000);
+    let seed = id
+        .bytes()
+        .fold(0_u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+    let pad = random_text(seed, 60_000);
     format!(r#"{{"id":"{id}","pad":"{pad}"}}"#)
+}
+
+/// `len` JSON-safe characters drawn by a 64-bit LCG from `seed`: text zstd
+/// shrinks only to about three quarters (bodies are compressed before they
+/// are stored, and a run of one letter would take a few bytes on disk).
+fn random_text(seed: u64, len: usize) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut state = seed;
+    (0..len)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            char::from(ALPHABET[(state >> 58) as usize % ALPHABET.len()])
+        })
+        .collect()
 }
 
 fn padded_event(id: &str) -> Signed {
@@ -246,7 +265,10 @@ async fn fill_until_refused(client: &HttpClient, url: &str) -> (Vec<String>, Str
 /// bodies).
 fn small_event(id: &str) -> Signed {
     lab_signed(
-        format!(r#"{{"id":"{id}","pad":"{}"}}"#, "s".repeat(200)),
+        format!(
+            r#"{{"id":"{id}","pad":"{}"}}"#,
+            random_text(id.len() as u64, 200)
+        ),
         now(),
     )
 }

@@ -19,6 +19,7 @@ mod api_fuzz;
 mod browser;
 mod cli;
 mod commit_deadline;
+mod compression;
 mod concurrency;
 mod config_command;
 mod contract;

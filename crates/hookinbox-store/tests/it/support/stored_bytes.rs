@@ -1,8 +1,9 @@
 //! What a backend stores, read and changed behind the store's back: the
 //! sealed body of a row as it is on disk (SQLite's payload log) or in the
-//! `bytea` (PostgreSQL), its audit headers column, its key id — for tests
-//! of encryption at rest that look at the bytes, flip one, or move a
-//! sealed body to another row.
+//! `bytea` (PostgreSQL), its audit headers column, its key id, its format
+//! and length (`payload_format`, `payload_raw_len`) — for tests of
+//! encryption and compression at rest that look at the bytes, flip one, or
+//! move a sealed body to another row.
 
 use std::path::Path;
 
@@ -75,6 +76,69 @@ impl Backend {
                 ))
                 .await[0]
                 .get(0),
+        }
+    }
+
+    /// What the row records about its stored body: `payload_format` and
+    /// `payload_raw_len` (on `inbox` in SQLite, on `inbox_payload` in
+    /// PostgreSQL, beside the bytes); `None` where the column is NULL.
+    pub async fn stored_body_columns(&self, inbox_id: &str) -> (Option<i64>, Option<i64>) {
+        match self.place() {
+            Place::Sqlite(_) => rusqlite::Connection::open(self.place().sqlite_path().unwrap())
+                .unwrap()
+                .query_row(
+                    "SELECT payload_format, payload_raw_len FROM inbox WHERE id = ?1",
+                    [inbox_id],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )
+                .unwrap(),
+            Place::Postgres(schema) => {
+                let rows = schema
+                    .query(&format!(
+                        "SELECT payload_format, payload_raw_len FROM inbox_payload
+                         WHERE inbox_id = '{inbox_id}'"
+                    ))
+                    .await;
+                match rows.first() {
+                    Some(row) => (row.get::<_, Option<i16>>(0).map(i64::from), row.get(1)),
+                    None => (None, None),
+                }
+            }
+        }
+    }
+
+    /// Overwrites the row's `payload_format` and `payload_raw_len`, as
+    /// someone with access to the database could (both `None`: as a row
+    /// written before compression has them).
+    pub async fn set_stored_body_columns(
+        &self,
+        inbox_id: &str,
+        format: Option<i64>,
+        raw_len: Option<i64>,
+    ) {
+        let sql = |value: Option<i64>| value.map_or("NULL".to_owned(), |v| v.to_string());
+        let (format, raw_len) = (sql(format), sql(raw_len));
+        match self.place() {
+            Place::Sqlite(_) => {
+                rusqlite::Connection::open(self.place().sqlite_path().unwrap())
+                    .unwrap()
+                    .execute(
+                        &format!(
+                            "UPDATE inbox SET payload_format = {format}, payload_raw_len = {raw_len}
+                             WHERE id = ?1"
+                        ),
+                        [inbox_id],
+                    )
+                    .unwrap();
+            }
+            Place::Postgres(schema) => {
+                schema
+                    .execute(&format!(
+                        "UPDATE inbox_payload SET payload_format = {format}, payload_raw_len = {raw_len}
+                         WHERE inbox_id = '{inbox_id}'"
+                    ))
+                    .await;
+            }
         }
     }
 
