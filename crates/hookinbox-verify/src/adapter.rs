@@ -1,7 +1,8 @@
 //! The seam between the one verification pipeline and each provider.
 
 use crate::{
-    Key, KeyError, Outcome, ProviderFacts, Refusal, Request, SignatureClaim, SignatureCoverage,
+    Key, KeyError, Outcome, ProviderFacts, Refusal, Reply, Request, SignatureClaim,
+    SignatureCoverage,
 };
 
 /// What one provider's webhook scheme looks like. An adapter is pure: no I/O,
@@ -44,4 +45,15 @@ pub trait Adapter: Send + Sync + std::fmt::Debug {
     /// Reads the envelope of the verified request. `key` is the key that
     /// verified it, for handshakes that must answer with a MAC.
     fn envelope(&self, request: &Request<'_>, key: &Key) -> Result<Outcome, Refusal>;
+
+    /// Answers the unsigned GET some providers send to check a URL before
+    /// they send it events (Meta's `hub.challenge`), from the request's raw
+    /// query string: `None` for providers that send none, and the service
+    /// refuses every GET to their endpoints as before (405). Such a check
+    /// carries no signature; it proves knowledge of a token from the
+    /// adapter's settings, which the adapter compares in constant time.
+    /// The answer is never stored.
+    fn verification_request(&self, _query: Option<&str>) -> Option<Result<Reply, Refusal>> {
+        None
+    }
 }

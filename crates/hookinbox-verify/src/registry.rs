@@ -12,6 +12,9 @@ pub struct AdapterSettings {
     pub public_url: Option<String>,
     /// The scheme of a `generic_hmac` endpoint; required by that provider only.
     pub generic_hmac: Option<providers::generic_hmac::GenericHmacSettings>,
+    /// The token a provider's URL-verification GET must present (Meta's
+    /// `hub.verify_token`); required by `meta` only.
+    pub verify_token: Option<String>,
 }
 
 /// Why an adapter could not be built. Messages name the setting.
@@ -76,6 +79,7 @@ const REGISTRY: &[(&str, Build)] = &[
     ("postmark", providers::postmark::build),
     ("telegram", providers::telegram::build),
     ("flutterwave", providers::flutterwave::build),
+    ("meta", providers::meta::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -107,6 +111,7 @@ mod tests {
             let settings = AdapterSettings {
                 public_url: Some("https://example.com/hooks/x".into()),
                 generic_hmac: Some(providers::generic_hmac::GenericHmacSettings::example()),
+                verify_token: Some("example-verify-token".into()),
             };
             let adapter = adapter_for(name, &settings).unwrap();
             assert_eq!(adapter.name(), name);
@@ -122,6 +127,7 @@ mod tests {
         let settings = AdapterSettings {
             public_url: Some("https://example.com/hooks/x".into()),
             generic_hmac: Some(providers::generic_hmac::GenericHmacSettings::example()),
+            verify_token: Some("example-verify-token".into()),
         };
         let unsigned_ids = [
             "github",

@@ -22,6 +22,7 @@ pub mod lab;
 pub mod lemonsqueezy;
 pub mod linear;
 pub mod mailgun;
+pub mod meta;
 pub mod modern_treasury;
 pub mod orb;
 pub mod paddle;

@@ -62,6 +62,7 @@ fixture_tests!(
     flutterwave,
     gocardless,
     helpscout,
+    meta,
     modern_treasury,
     orb,
     paystack,

@@ -33,6 +33,7 @@ mod embedding;
 mod encryption;
 mod handler_target;
 mod handshake;
+mod handshake_meta;
 mod ingress_tls;
 mod key_check;
 mod key_rotation;

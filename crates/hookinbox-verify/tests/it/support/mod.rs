@@ -28,6 +28,9 @@ pub struct EndpointSpec {
     pub tolerance_seconds: Option<u64>,
     #[serde(default)]
     pub public_url: Option<String>,
+    /// The verify token of a URL-verification GET (Meta).
+    #[serde(default)]
+    pub verify_token: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -83,6 +86,7 @@ pub fn read_vectors(path: &std::path::Path) -> Vec<Vector> {
 pub fn check(vector: &Vector) -> Result<(), String> {
     let settings = AdapterSettings {
         public_url: vector.endpoint.public_url.clone(),
+        verify_token: vector.endpoint.verify_token.clone(),
         ..AdapterSettings::default()
     };
     let adapter = adapter_for(&vector.endpoint.provider, &settings).map_err(|e| e.to_string())?;
