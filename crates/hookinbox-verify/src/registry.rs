@@ -80,6 +80,7 @@ const REGISTRY: &[(&str, Build)] = &[
     ("telegram", providers::telegram::build),
     ("flutterwave", providers::flutterwave::build),
     ("meta", providers::meta::build),
+    ("hubspot", providers::hubspot::build),
 ];
 
 /// Builds the adapter for a provider name.

@@ -17,6 +17,7 @@ pub mod github;
 pub mod gitlab;
 pub mod gocardless;
 pub mod helpscout;
+pub mod hubspot;
 pub mod intercom;
 pub mod lab;
 pub mod lemonsqueezy;

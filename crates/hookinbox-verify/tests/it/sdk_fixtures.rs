@@ -62,6 +62,7 @@ fixture_tests!(
     flutterwave,
     gocardless,
     helpscout,
+    hubspot,
     meta,
     modern_treasury,
     orb,
