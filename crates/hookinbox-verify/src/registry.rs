@@ -81,6 +81,7 @@ const REGISTRY: &[(&str, Build)] = &[
     ("flutterwave", providers::flutterwave::build),
     ("meta", providers::meta::build),
     ("hubspot", providers::hubspot::build),
+    ("wise", providers::wise::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -143,6 +144,7 @@ mod tests {
             "postmark",
             "telegram",
             "flutterwave",
+            "wise",
         ];
         for name in provider_names() {
             let coverage = adapter_for(name, &settings).unwrap().coverage();

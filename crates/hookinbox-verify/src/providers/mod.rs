@@ -43,5 +43,6 @@ pub mod telnyx;
 pub mod twilio;
 pub mod twitch;
 pub mod typeform;
+pub mod wise;
 pub mod xero;
 pub mod zoom;

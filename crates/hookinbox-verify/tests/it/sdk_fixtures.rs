@@ -72,6 +72,7 @@ fixture_tests!(
     segment,
     telegram,
     telnyx,
+    wise,
 );
 
 #[test]
