@@ -82,6 +82,7 @@ const REGISTRY: &[(&str, Build)] = &[
     ("meta", providers::meta::build),
     ("hubspot", providers::hubspot::build),
     ("wise", providers::wise::build),
+    ("line", providers::line::build),
 ];
 
 /// Builds the adapter for a provider name.

@@ -21,6 +21,7 @@ pub mod hubspot;
 pub mod intercom;
 pub mod lab;
 pub mod lemonsqueezy;
+pub mod line;
 pub mod linear;
 pub mod mailgun;
 pub mod meta;

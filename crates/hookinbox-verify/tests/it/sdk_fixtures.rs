@@ -63,6 +63,7 @@ fixture_tests!(
     gocardless,
     helpscout,
     hubspot,
+    line,
     meta,
     modern_treasury,
     orb,
