@@ -58,7 +58,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     docs_url: "https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features",
     scheme: "ECDSA P-256, base64, `X-Twilio-Email-Event-Webhook-Signature`",
     signed_parts: "`{timestamp}{body}`",
-    id_source: "body fingerprint of the event batch",
+    id_source: "`sg_event_id` (several: `{first}..{last}/{count}`)",
     handshake: None,
     batch: Some("one request stored as one event"),
     vectors: VectorSource::OfficialSdk("sendgrid (PyPI)"),
