@@ -52,4 +52,15 @@ pub trait Adapter: Send + Sync + std::fmt::Debug {
     fn probe(&self, _probe: &Probe<'_>) -> Option<Reply> {
         None
     }
+
+    /// Answers the unsigned GET some providers send to check a URL before
+    /// they send it events (Meta's `hub.challenge`), from the request's raw
+    /// query string: `None` for providers that send none, and the service
+    /// refuses every GET to their endpoints as before (405). Such a check
+    /// carries no signature; it proves knowledge of a token from the
+    /// adapter's settings, which the adapter compares in constant time.
+    /// The answer is never stored.
+    fn verification_request(&self, _query: Option<&str>) -> Option<Result<Reply, Refusal>> {
+        None
+    }
 }

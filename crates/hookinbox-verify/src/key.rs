@@ -22,6 +22,9 @@ pub enum Key {
     Ed25519(ed25519_dalek::VerifyingKey),
     /// An ECDSA P-256 public key (signatures over SHA-256).
     EcdsaP256(p256::ecdsa::VerifyingKey),
+    /// An RSA public key, as the DER `RSAPublicKey` (PKCS#1) that `ring`
+    /// verifies PKCS#1 v1.5 SHA-256 signatures with (2048 to 8192 bits).
+    Rsa(Vec<u8>),
 }
 
 /// Why a configured secret could not become a key. The message names what is
@@ -86,6 +89,36 @@ impl Key {
             .map_err(|_| KeyError::PublicKey("ECDSA P-256"))
     }
 
+    /// An RSA public key from its SubjectPublicKeyInfo DER encoding (the
+    /// body of a `-----BEGIN PUBLIC KEY-----` block). Anything but an
+    /// `rsaEncryption` key is refused.
+    pub fn rsa_from_spki_der(der: &[u8]) -> Result<Key, KeyError> {
+        use p256::pkcs8::spki::{ObjectIdentifier, SubjectPublicKeyInfoRef};
+        const RSA_ENCRYPTION: ObjectIdentifier =
+            ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.1");
+        let info =
+            SubjectPublicKeyInfoRef::try_from(der).map_err(|_| KeyError::PublicKey("RSA"))?;
+        if info.algorithm.oid != RSA_ENCRYPTION {
+            return Err(KeyError::PublicKey("RSA"));
+        }
+        let pkcs1 = info
+            .subject_public_key
+            .as_bytes()
+            .ok_or(KeyError::PublicKey("RSA"))?;
+        Ok(Key::Rsa(pkcs1.to_vec()))
+    }
+
+    /// An RSA public key from a PEM `PUBLIC KEY` block (SubjectPublicKeyInfo).
+    pub fn rsa_from_spki_pem(pem: &str) -> Result<Key, KeyError> {
+        let body: String = pem
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.starts_with("-----"))
+            .collect();
+        let der = decode_base64(&body).ok_or(KeyError::Base64)?;
+        Self::rsa_from_spki_der(&der)
+    }
+
     /// The name of the key family, for diagnostics.
     pub fn family(&self) -> &'static str {
         match self {
@@ -93,6 +126,7 @@ impl Key {
             Key::Token(_) => "token",
             Key::Ed25519(_) => "ed25519",
             Key::EcdsaP256(_) => "ecdsa-p256",
+            Key::Rsa(_) => "rsa",
         }
     }
 }

@@ -12,6 +12,9 @@ pub struct AdapterSettings {
     pub public_url: Option<String>,
     /// The scheme of a `generic_hmac` endpoint; required by that provider only.
     pub generic_hmac: Option<providers::generic_hmac::GenericHmacSettings>,
+    /// The token a provider's URL-verification GET must present (Meta's
+    /// `hub.verify_token`); required by `meta` only.
+    pub verify_token: Option<String>,
 }
 
 /// Why an adapter could not be built. Messages name the setting.
@@ -88,6 +91,10 @@ const REGISTRY: &[(&str, Build)] = &[
     ("sanity", providers::sanity::build),
     ("clickup", providers::clickup::build),
     ("contentful", providers::contentful::build),
+    ("meta", providers::meta::build),
+    ("hubspot", providers::hubspot::build),
+    ("wise", providers::wise::build),
+    ("line", providers::line::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -119,6 +126,7 @@ mod tests {
             let settings = AdapterSettings {
                 public_url: Some("https://example.com/hooks/x".into()),
                 generic_hmac: Some(providers::generic_hmac::GenericHmacSettings::example()),
+                verify_token: Some("example-verify-token".into()),
             };
             let adapter = adapter_for(name, &settings).unwrap();
             assert_eq!(adapter.name(), name);
@@ -134,6 +142,7 @@ mod tests {
         let settings = AdapterSettings {
             public_url: Some("https://example.com/hooks/x".into()),
             generic_hmac: Some(providers::generic_hmac::GenericHmacSettings::example()),
+            verify_token: Some("example-verify-token".into()),
         };
         let unsigned_ids = [
             "github",
@@ -150,6 +159,7 @@ mod tests {
             "flutterwave",
             "sanity",
             "contentful",
+            "wise",
         ];
         for name in provider_names() {
             let coverage = adapter_for(name, &settings).unwrap().coverage();

@@ -26,6 +26,8 @@ pub enum Algorithm {
     Ed25519,
     /// ECDSA P-256 over SHA-256; candidate bytes are the DER signature.
     EcdsaP256Sha256,
+    /// RSA PKCS#1 v1.5 over SHA-256; candidate bytes are the signature.
+    RsaPkcs1Sha256,
     /// A shared token sent as is; the signed message is ignored.
     Token,
 }
@@ -184,6 +186,7 @@ impl<'r> SignatureClaim<'r> {
                         .unwrap_or(false)
                 })
             }
+            Key::Rsa(public) => self.rsa_matches(public),
             Key::EcdsaP256(public) => {
                 use p256::ecdsa::signature::Verifier as _;
                 let mut candidates = self.of(Algorithm::EcdsaP256Sha256).peekable();
@@ -205,6 +208,23 @@ impl<'r> SignatureClaim<'r> {
                 })
             }
         }
+    }
+
+    fn rsa_matches(&self, public: &[u8]) -> bool {
+        let key = ring::signature::UnparsedPublicKey::new(
+            &ring::signature::RSA_PKCS1_2048_8192_SHA256,
+            public,
+        );
+        let mut candidates = self.of(Algorithm::RsaPkcs1Sha256).peekable();
+        if candidates.peek().is_none() {
+            return false;
+        }
+        let messages: Vec<Vec<u8>> = self.message.variants().map(concat).collect();
+        candidates.any(|candidate| {
+            messages
+                .iter()
+                .any(|message| key.verify(message, &candidate.bytes).is_ok())
+        })
     }
 
     fn of(&self, algorithm: Algorithm) -> impl Iterator<Item = &Candidate> {

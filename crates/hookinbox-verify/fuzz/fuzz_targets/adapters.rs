@@ -56,6 +56,8 @@ const SECRETS: &[&str] = &[
     "shpss_shared_9f2b",
     "wbhsec_fixturePersonaCurrent01",
     "whpk_uLkIpfN/ebFTjTWW9mNx7J8ckJ840l8A5IxMjBc+QO4=",
+    // A bare base64 Ed25519 public key, as Telnyx shows it.
+    "uLkIpfN/ebFTjTWW9mNx7J8ckJ840l8A5IxMjBc+QO4=",
     "whsec_K7d2NewSecretShared0",
     "whsec_M3x9OldSecretShared0",
     "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
@@ -76,6 +78,7 @@ fn settings() -> AdapterSettings {
     AdapterSettings {
         public_url: Some("https://example.com/hooks/fuzz".into()),
         generic_hmac: Some(hookinbox_verify::providers::generic_hmac::GenericHmacSettings::example()),
+        verify_token: Some("fuzz-verify-token".into()),
     }
 }
 
@@ -198,6 +201,11 @@ fuzz_target!(|data: &[u8]| {
         match endpoint.verifier.verify(&request, input.now) {
             Ok(verified) => check_outcome(endpoint.name, verified.outcome()),
             Err(failure) => check_detail(endpoint.name, &failure.refusal.detail),
+        }
+        // The unsigned URL-verification GET (Meta's `hub.challenge`) reads
+        // the query alone; whatever it answers must not panic.
+        if let Some(Err(refusal)) = endpoint.adapter.verification_request(request.query) {
+            check_detail(endpoint.name, &refusal.detail);
         }
         if index == selected {
             // As if verified: the body parsing behind the signature check

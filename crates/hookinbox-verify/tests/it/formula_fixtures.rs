@@ -30,6 +30,7 @@ fn every_provider_citing_the_script_has_three_vectors_there() {
     let settings = AdapterSettings {
         public_url: Some("https://example.com/hooks/x".into()),
         generic_hmac: Some(GenericHmacSettings::example()),
+        verify_token: Some("verify-token".into()),
     };
     let mut citing = 0;
     for name in provider_names() {

@@ -62,6 +62,9 @@ fixture_tests!(
     flutterwave,
     gocardless,
     helpscout,
+    hubspot,
+    line,
+    meta,
     modern_treasury,
     orb,
     paystack,
@@ -82,6 +85,7 @@ fixture_tests!(
     persona,
     sanity,
     trello,
+    wise,
 );
 
 /// `box` is a Rust keyword, so its test is not one of the macro's.

@@ -39,6 +39,9 @@ pub struct Endpoint {
     pub max_body_bytes: NonZeroUsize,
     /// The URL providers call, for providers that sign it (Twilio, Square).
     pub public_url: Option<String>,
+    /// The token of the provider's URL-verification GET (Meta's
+    /// `hub.verify_token`).
+    pub verify_token: Option<String>,
     /// Lower-cased media types, or `"*"`.
     pub content_types: Vec<String>,
     /// Event types stored; others are acknowledged and ignored. `None`: all.
@@ -126,7 +129,11 @@ impl Endpoint {
         }
         let provider = check_provider(
             &file.provider,
-            &adapter_settings(&file.public_url, file.generic_hmac.as_ref()),
+            &adapter_settings(
+                &file.public_url,
+                &file.verify_token,
+                file.generic_hmac.as_ref(),
+            ),
             file.basic_auth.is_some(),
             &file.id,
             index,
@@ -201,6 +208,7 @@ impl Endpoint {
             tolerance,
             max_body_bytes,
             public_url: file.public_url,
+            verify_token: file.verify_token,
             content_types: file
                 .content_types
                 .iter()
@@ -219,7 +227,11 @@ impl Endpoint {
 
     /// What the verify crate needs to build this endpoint's adapter.
     pub fn adapter_settings(&self) -> AdapterSettings {
-        adapter_settings(&self.public_url, self.generic_hmac.as_ref())
+        adapter_settings(
+            &self.public_url,
+            &self.verify_token,
+            self.generic_hmac.as_ref(),
+        )
     }
 
     /// The timestamp tolerance in seconds, when the endpoint sets one.
@@ -324,10 +336,12 @@ fn check_provider(
 
 fn adapter_settings(
     public_url: &Option<String>,
+    verify_token: &Option<String>,
     generic_hmac: Option<&GenericHmacFile>,
 ) -> AdapterSettings {
     AdapterSettings {
         public_url: public_url.clone(),
+        verify_token: verify_token.clone(),
         generic_hmac: generic_hmac.map(generic_hmac_settings),
     }
 }
@@ -396,6 +410,10 @@ pub struct EndpointFile {
     /// The public URL the provider was given, for schemes that sign the URL
     /// (Twilio, Square).
     pub public_url: Option<String>,
+    /// The "Verify Token" entered in the provider's dashboard, which its
+    /// URL-verification GET presents (Meta's `hub.verify_token`; required
+    /// for `meta`).
+    pub verify_token: Option<String>,
     /// Accepted media types; `"*"` accepts any. `application/json` also
     /// takes `application/*+json`.
     #[serde(default = "default_content_types")]

@@ -117,6 +117,11 @@ async fn pipeline(
     body: &mut RequestBody,
 ) -> Result<(Response, IngressOutcome), Rejection> {
     // 1. method, endpoint
+    if parts.method == Method::GET {
+        if let Some(answer) = verification_request(state, endpoint_id, parts) {
+            return answer;
+        }
+    }
     if parts.method != Method::POST {
         return probe(state, endpoint_id, parts).ok_or(Rejection::Method);
     }
@@ -363,6 +368,37 @@ fn probe(
     };
     let reply = endpoint.verifier().adapter().probe(&probe)?;
     Some((handshake(reply), IngressOutcome::Handshake))
+}
+
+/// The unsigned URL-verification GET of a provider that sends one (Meta's
+/// `hub.challenge`, checked against the endpoint's `verify_token` by its
+/// adapter): answered at once, nothing stored. `None` for every other GET,
+/// which stays a 405.
+fn verification_request(
+    state: &AppState,
+    endpoint_id: Option<&str>,
+    parts: &request::Parts,
+) -> Option<Result<(Response, IngressOutcome), Rejection>> {
+    let endpoint = state.endpoints.get(endpoint_id?)?;
+    let answer = endpoint
+        .verifier()
+        .adapter()
+        .verification_request(parts.uri.query())?;
+    Some(match answer {
+        Ok(reply) => Ok((handshake(reply), IngressOutcome::Handshake)),
+        Err(refusal) => {
+            if let Some(suppressed) = state.refusals.admit() {
+                tracing::info!(
+                    message = "Refused a URL-verification request.",
+                    endpoint = %endpoint.id,
+                    reason = refusal.reason.as_str(),
+                    detail = %refusal.detail,
+                    suppressed_since_last_line = suppressed
+                );
+            }
+            Err(Rejection::Verification(refusal.reason))
+        }
+    })
 }
 
 /// A handshake's answer. `nosniff` because some echo what the provider

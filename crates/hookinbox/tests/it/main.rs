@@ -34,6 +34,7 @@ mod embedding;
 mod encryption;
 mod handler_target;
 mod handshake;
+mod handshake_meta;
 mod handshake_probes;
 mod ingress_tls;
 mod key_check;

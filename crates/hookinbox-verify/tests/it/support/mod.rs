@@ -29,6 +29,9 @@ pub struct EndpointSpec {
     pub tolerance_seconds: Option<u64>,
     #[serde(default)]
     pub public_url: Option<String>,
+    /// The verify token of a URL-verification GET (Meta).
+    #[serde(default)]
+    pub verify_token: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -88,6 +91,7 @@ pub fn check(vector: &Vector) -> Result<(), String> {
         // format has no field for the scheme's settings.
         generic_hmac: (vector.endpoint.provider == "generic_hmac")
             .then(GenericHmacSettings::example),
+        verify_token: vector.endpoint.verify_token.clone(),
     };
     let adapter = adapter_for(&vector.endpoint.provider, &settings).map_err(|e| e.to_string())?;
     let secrets = vector.endpoint.secrets.iter().map(|s| SecretInput {
