@@ -58,6 +58,18 @@ const REGISTRY: &[(&str, Build)] = &[
     ("sendgrid", providers::sendgrid::build),
     ("adyen", providers::adyen::build),
     ("xero", providers::xero::build),
+    ("clerk", providers::clerk::build),
+    ("resend", providers::resend::build),
+    ("openai", providers::openai::build),
+    ("replicate", providers::replicate::build),
+    ("lithic", providers::lithic::build),
+    ("brex", providers::brex::build),
+    ("render", providers::render::build),
+    ("incident_io", providers::incident_io::build),
+    ("stytch", providers::stytch::build),
+    ("pleo", providers::pleo::build),
+    ("polar", providers::polar::build),
+    ("liveblocks", providers::liveblocks::build),
 ];
 
 /// Builds the adapter for a provider name.

@@ -39,8 +39,30 @@ macro_rules! fixture_tests {
 }
 
 fixture_tests!(
-    adyen, discord, github, linear, paddle, razorpay, sendgrid, slack, square, standard, stripe,
+    adyen,
+    discord,
+    github,
+    linear,
+    paddle,
+    razorpay,
+    sendgrid,
+    slack,
+    square,
+    standard,
+    stripe,
     twilio,
+    brex,
+    clerk,
+    incident_io,
+    liveblocks,
+    lithic,
+    openai,
+    pleo,
+    polar,
+    render,
+    replicate,
+    resend,
+    stytch,
 );
 
 #[test]
