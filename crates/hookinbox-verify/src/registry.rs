@@ -70,6 +70,10 @@ const REGISTRY: &[(&str, Build)] = &[
     ("pleo", providers::pleo::build),
     ("polar", providers::polar::build),
     ("liveblocks", providers::liveblocks::build),
+    ("woocommerce", providers::woocommerce::build),
+    ("bitbucket", providers::bitbucket::build),
+    ("heroku", providers::heroku::build),
+    ("vercel", providers::vercel::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -125,6 +129,8 @@ mod tests {
             "twilio",
             "lemonsqueezy",
             "linear",
+            "woocommerce",
+            "bitbucket",
         ];
         for name in provider_names() {
             let coverage = adapter_for(name, &settings).unwrap().coverage();

@@ -3,12 +3,14 @@
 //! retries, and the provider's redelivery window.
 
 pub mod adyen;
+pub mod bitbucket;
 pub mod brex;
 pub mod clerk;
 pub mod discord;
 pub mod generic_hmac;
 pub mod github;
 pub mod gitlab;
+pub mod heroku;
 pub mod incident_io;
 pub mod intercom;
 pub mod lab;
@@ -35,5 +37,7 @@ pub mod stytch;
 pub mod twilio;
 pub mod twitch;
 pub mod typeform;
+pub mod vercel;
+pub mod woocommerce;
 pub mod xero;
 pub mod zoom;
