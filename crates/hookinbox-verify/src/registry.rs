@@ -74,6 +74,9 @@ const REGISTRY: &[(&str, Build)] = &[
     ("bitbucket", providers::bitbucket::build),
     ("heroku", providers::heroku::build),
     ("vercel", providers::vercel::build),
+    ("sentry", providers::sentry::build),
+    ("launchdarkly", providers::launchdarkly::build),
+    ("circleci", providers::circleci::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -131,6 +134,7 @@ mod tests {
             "linear",
             "woocommerce",
             "bitbucket",
+            "sentry",
         ];
         for name in provider_names() {
             let coverage = adapter_for(name, &settings).unwrap().coverage();
