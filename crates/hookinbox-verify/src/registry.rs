@@ -77,6 +77,7 @@ const REGISTRY: &[(&str, Build)] = &[
     ("sentry", providers::sentry::build),
     ("launchdarkly", providers::launchdarkly::build),
     ("circleci", providers::circleci::build),
+    ("mux", providers::mux::build),
 ];
 
 /// Builds the adapter for a provider name.

@@ -21,6 +21,7 @@ pub mod linear;
 pub mod lithic;
 pub mod liveblocks;
 pub mod mailgun;
+pub mod mux;
 pub mod openai;
 pub mod paddle;
 pub mod pleo;
