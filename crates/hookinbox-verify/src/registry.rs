@@ -95,6 +95,26 @@ const REGISTRY: &[(&str, Build)] = &[
     ("hubspot", providers::hubspot::build),
     ("wise", providers::wise::build),
     ("line", providers::line::build),
+    ("clerk", providers::clerk::build),
+    ("resend", providers::resend::build),
+    ("openai", providers::openai::build),
+    ("replicate", providers::replicate::build),
+    ("lithic", providers::lithic::build),
+    ("brex", providers::brex::build),
+    ("render", providers::render::build),
+    ("incident_io", providers::incident_io::build),
+    ("stytch", providers::stytch::build),
+    ("pleo", providers::pleo::build),
+    ("polar", providers::polar::build),
+    ("liveblocks", providers::liveblocks::build),
+    ("woocommerce", providers::woocommerce::build),
+    ("bitbucket", providers::bitbucket::build),
+    ("heroku", providers::heroku::build),
+    ("vercel", providers::vercel::build),
+    ("sentry", providers::sentry::build),
+    ("launchdarkly", providers::launchdarkly::build),
+    ("circleci", providers::circleci::build),
+    ("mux", providers::mux::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -160,6 +180,9 @@ mod tests {
             "sanity",
             "contentful",
             "wise",
+            "woocommerce",
+            "bitbucket",
+            "sentry",
         ];
         for name in provider_names() {
             let coverage = adapter_for(name, &settings).unwrap().coverage();

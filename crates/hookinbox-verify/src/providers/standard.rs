@@ -51,11 +51,58 @@ const PUBLIC_KEY_PREFIX: &str = "whpk_";
 const HMAC_LEN: usize = 32;
 const ED25519_LEN: usize = 64;
 
-#[derive(Debug, Default)]
-pub struct Standard;
+/// A sender of Standard Webhooks: the generic `standard` provider, or one
+/// named provider that sends the scheme under its own header family and
+/// shows its secret its own way (`clerk`, `openai`, …). Each named one is a
+/// module of its own holding its `Preset` and facts; the scheme is here, once.
+#[derive(Debug, Clone, Copy)]
+pub struct Preset {
+    /// The provider name in configuration.
+    pub name: &'static str,
+    /// The header names the sender uses.
+    pub family: HeaderFamily,
+    /// How the secret the sender shows becomes the HMAC key.
+    pub secret: SecretFormat,
+    /// How long the sender may redeliver one message, in seconds.
+    pub redelivery_window_seconds: u64,
+    /// What the catalogue says about the sender.
+    pub facts: &'static ProviderFacts,
+}
+
+/// The header names a sender uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderFamily {
+    /// `webhook-id`, `webhook-timestamp`, `webhook-signature` only.
+    Webhook,
+    /// `svix-id`, `svix-timestamp`, `svix-signature` only.
+    Svix,
+    /// Either family, as the Svix libraries accept: the `webhook-` one when
+    /// its signature header is present, else the `svix-` one.
+    Either,
+}
+
+/// How a sender's secret, as its dashboard shows it, becomes the key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecretFormat {
+    /// `whsec_<base64>` (or bare base64) → the decoded bytes, as the spec and
+    /// the `standardwebhooks` and `svix` libraries read it; `whpk_<base64>` →
+    /// an Ed25519 public key.
+    Base64,
+    /// The secret string's own UTF-8 bytes (Polar's `polar_whs_…` secrets).
+    Utf8,
+}
+
+/// The generic Standard Webhooks (and Svix) provider.
+pub const STANDARD: Preset = Preset {
+    name: "standard",
+    family: HeaderFamily::Either,
+    secret: SecretFormat::Base64,
+    redelivery_window_seconds: 3 * 24 * 3600,
+    facts: &FACTS,
+};
 
 pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
-    Ok(Box::new(Standard))
+    Ok(Box::new(STANDARD))
 }
 
 /// One family of header names.
@@ -76,14 +123,23 @@ const SVIX: HeaderNames = HeaderNames {
     signature: "svix-signature",
 };
 
-/// The header family the request uses: the one whose signature header is present.
-fn names(request: &Request<'_>) -> &'static HeaderNames {
-    if request.headers.get_nonempty(WEBHOOK.signature).is_none()
-        && request.headers.get_nonempty(SVIX.signature).is_some()
-    {
-        &SVIX
-    } else {
-        &WEBHOOK
+impl Preset {
+    /// The header family the request is read with: the sender's own, or for
+    /// [`HeaderFamily::Either`] the one whose signature header is present.
+    fn names(&self, request: &Request<'_>) -> &'static HeaderNames {
+        match self.family {
+            HeaderFamily::Webhook => &WEBHOOK,
+            HeaderFamily::Svix => &SVIX,
+            HeaderFamily::Either => {
+                if request.headers.get_nonempty(WEBHOOK.signature).is_none()
+                    && request.headers.get_nonempty(SVIX.signature).is_some()
+                {
+                    &SVIX
+                } else {
+                    &WEBHOOK
+                }
+            }
+        }
     }
 }
 
@@ -99,13 +155,13 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::OfficialSdk("standardwebhooks and svix (PyPI)"),
 };
 
-impl Adapter for Standard {
+impl Adapter for Preset {
     fn name(&self) -> &'static str {
-        "standard"
+        self.name
     }
 
     fn facts(&self) -> &'static ProviderFacts {
-        &FACTS
+        self.facts
     }
 
     fn default_tolerance_seconds(&self) -> Option<u64> {
@@ -113,7 +169,7 @@ impl Adapter for Standard {
     }
 
     fn redelivery_window_seconds(&self) -> u64 {
-        3 * 24 * 3600
+        self.redelivery_window_seconds
     }
 
     /// The signed content is `"{id}.{timestamp}.{body}"`; the type is in the body.
@@ -123,6 +179,9 @@ impl Adapter for Standard {
 
     fn parse_key(&self, secret: &str) -> Result<Key, KeyError> {
         let secret = secret.trim();
+        if self.secret == SecretFormat::Utf8 {
+            return Key::hmac_from_utf8(secret);
+        }
         if let Some(public) = secret.strip_prefix(PUBLIC_KEY_PREFIX) {
             let bytes = crate::key::decode_base64(public).ok_or(KeyError::Base64)?;
             return Key::ed25519_from_bytes(&bytes);
@@ -131,11 +190,11 @@ impl Adapter for Standard {
     }
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
-        let names = names(request);
+        let names = self.names(request);
         let headers = request.headers;
-        let signature = headers.get_nonempty(names.signature).ok_or_else(|| {
-            Refusal::missing_signature("no webhook-signature (or svix-signature) header")
-        })?;
+        let signature = headers
+            .get_nonempty(names.signature)
+            .ok_or_else(|| Refusal::missing_signature(format!("no {} header", names.signature)))?;
         let id = signature_header::required(headers, names.id)?;
         let timestamp = signature_header::unix_timestamp(headers, names.timestamp)?.seconds;
 
@@ -173,7 +232,7 @@ impl Adapter for Standard {
     }
 
     fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {
-        let names = names(request);
+        let names = self.names(request);
         let id = request
             .headers
             .get_nonempty(names.id)
@@ -238,7 +297,7 @@ mod tests {
 
     fn verifier(secrets: &[(&str, String)]) -> Verifier {
         let secrets: Vec<(&str, &str)> = secrets.iter().map(|(v, s)| (*v, s.as_str())).collect();
-        test_support::verifier_with(Box::new(Standard), &secrets)
+        test_support::verifier_with(Box::new(STANDARD), &secrets)
     }
 
     fn hmac_verifier() -> Verifier {
@@ -442,8 +501,60 @@ mod tests {
     }
 
     #[test]
+    fn a_preset_reads_only_its_own_header_family() {
+        let secret = format!("whsec_{}", b64(KEY));
+        let sig = sign_v1(KEY, ID, NOW, BODY);
+        let ts = NOW.to_string();
+        let svix_only = test_support::verifier_with(
+            Box::new(crate::providers::clerk::PRESET),
+            &[("k1", &secret)],
+        );
+        let webhook_only = test_support::verifier_with(
+            Box::new(crate::providers::openai::PRESET),
+            &[("k1", &secret)],
+        );
+        let svix = headers("svix", Some(ID), Some(&ts), Some(&sig));
+        let webhook = headers("webhook", Some(ID), Some(&ts), Some(&sig));
+        assert!(verify_with(&svix_only, &svix, BODY).is_ok());
+        assert!(verify_with(&webhook_only, &webhook, BODY).is_ok());
+        assert_eq!(
+            verify_with(&svix_only, &webhook, BODY).unwrap_err(),
+            Reason::MissingSignature
+        );
+        assert_eq!(
+            verify_with(&webhook_only, &svix, BODY).unwrap_err(),
+            Reason::MissingSignature
+        );
+        // The generic provider and the Svix-powered ones that name no family
+        // take either.
+        for either in [STANDARD, crate::providers::stytch::PRESET] {
+            let v = test_support::verifier_with(Box::new(either), &[("k1", &secret)]);
+            assert!(verify_with(&v, &svix, BODY).is_ok());
+            assert!(verify_with(&v, &webhook, BODY).is_ok());
+        }
+    }
+
+    #[test]
+    fn a_utf8_secret_preset_keys_with_the_secret_text() {
+        let secret = "polar_whs_fixture";
+        let v = test_support::verifier_with(
+            Box::new(crate::providers::polar::PRESET),
+            &[("k1", secret)],
+        );
+        let ts = NOW.to_string();
+        let by_text = sign_v1(secret.as_bytes(), ID, NOW, BODY);
+        let h = headers("webhook", Some(ID), Some(&ts), Some(&by_text));
+        assert_eq!(
+            verify_with(&v, &h, BODY).unwrap().event().unwrap().event_id,
+            ID
+        );
+        // `standard` would read it as base64, which it is not.
+        assert_eq!(STANDARD.parse_key(secret).unwrap_err(), KeyError::Base64);
+    }
+
+    #[test]
     fn key_shapes() {
-        let adapter = Standard;
+        let adapter = STANDARD;
         assert!(matches!(
             adapter.parse_key("whsec_AAEC").unwrap(),
             Key::Hmac(_)

@@ -86,6 +86,18 @@ fixture_tests!(
     sanity,
     trello,
     wise,
+    brex,
+    clerk,
+    incident_io,
+    liveblocks,
+    lithic,
+    openai,
+    pleo,
+    polar,
+    render,
+    replicate,
+    resend,
+    stytch,
 );
 
 /// `box` is a Rust keyword, so its test is not one of the macro's.

@@ -9,7 +9,7 @@ use hmac::Mac;
 use hookinbox_verify::providers::generic_hmac::{
     GenericHmac, GenericHmacSettings, HmacAlgorithm, SignatureEncoding,
 };
-use hookinbox_verify::providers::{github, lab, slack, standard};
+use hookinbox_verify::providers::{circleci, github, lab, slack, standard};
 use hookinbox_verify::{
     adapter_for, Adapter, AdapterSettings, Headers, Reason, Request, SecretInput, Verifier,
 };
@@ -166,6 +166,46 @@ fn standard_v1_signed(key: Vec<u8>, body: &[u8]) -> Signed {
     }
 }
 
+/// A named Standard Webhooks preset in its own header family, keyed the way
+/// its dashboard shows the secret: `clerk` (`svix-*`, `whsec_` base64) or
+/// `polar` (`webhook-*`, the secret text itself).
+fn preset_signed(
+    name: &str,
+    prefix: &'static str,
+    key: Vec<u8>,
+    secret: String,
+    body: &[u8],
+) -> Signed {
+    let header = standard::sign_v1(&key, ID, NOW, body);
+    Signed {
+        signature: unb64(&header["v1,".len()..]),
+        verifier: registered(name, secret),
+        headers: Box::new(move |sig| {
+            headers([
+                (&*format!("{prefix}-id"), ID.into()),
+                (&*format!("{prefix}-timestamp"), NOW.to_string()),
+                (&*format!("{prefix}-signature"), format!("v1,{}", b64(sig))),
+            ])
+        }),
+    }
+}
+
+/// CircleCI's comma-separated versioned list, with an entry of another
+/// version before the `v1=` one.
+fn circleci_signed(secret: String, body: &[u8]) -> Signed {
+    let header = circleci::sign(&secret, body);
+    Signed {
+        signature: hex::decode(&header["v1=".len()..]).unwrap(),
+        verifier: registered("circleci", secret),
+        headers: Box::new(|sig| {
+            headers([(
+                "circleci-signature",
+                format!("v2=00ff,v1={}", hex::encode(sig)),
+            )])
+        }),
+    }
+}
+
 fn standard_v1a_signed(seed: [u8; 32], body: &[u8]) -> Signed {
     let key = ed25519_dalek::SigningKey::from_bytes(&seed);
     let header = standard::sign_v1a(&key, ID, NOW, body);
@@ -298,6 +338,28 @@ proptest! {
     #[test]
     fn stripe(secret in secret(), body in body(), at: Index, flip in 1u8..) {
         check(stripe_signed(secret, &body), &body, at, flip)?;
+    }
+
+    #[test]
+    fn clerk_svix_family(
+        key in proptest::collection::vec(any::<u8>(), 1..64),
+        body in body(),
+        at: Index,
+        flip in 1u8..,
+    ) {
+        let secret = format!("whsec_{}", b64(&key));
+        check(preset_signed("clerk", "svix", key, secret, &body), &body, at, flip)?;
+    }
+
+    #[test]
+    fn polar_text_secret(secret in secret(), body in body(), at: Index, flip in 1u8..) {
+        let key = secret.as_bytes().to_vec();
+        check(preset_signed("polar", "webhook", key, secret, &body), &body, at, flip)?;
+    }
+
+    #[test]
+    fn circleci_versioned_list(secret in secret(), body in body(), at: Index, flip in 1u8..) {
+        check(circleci_signed(secret, &body), &body, at, flip)?;
     }
 }
 

@@ -87,7 +87,7 @@ fn http_sender(destination: &HttpDestination, field: &str) -> Result<HttpTarget,
     let secret_field = format!("{field}.secret");
     let secret = destination.secret.read(&secret_field)?;
     // The same decoding the internal app's Standard Webhooks library applies.
-    let key = hookinbox_verify::providers::standard::Standard
+    let key = hookinbox_verify::providers::standard::STANDARD
         .parse_key(secret.expose_secret())
         .map_err(|e| {
             ConfigError::invalid(

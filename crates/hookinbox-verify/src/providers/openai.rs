@@ -1,0 +1,47 @@
+//! `openai` — OpenAI webhooks: Standard Webhooks, a named preset of
+//! `standard` (see `providers/standard.rs` for the scheme itself).
+//!
+//! Follows https://platform.openai.com/docs/guides/webhooks.
+//!
+//! - Headers: `webhook-id`, `webhook-timestamp`, `webhook-signature`. OpenAI sends
+//!   `webhook-id`, `webhook-timestamp` and `webhook-signature`, which
+//!   `client.webhooks.verify_signature` of the `openai` SDK reads.
+//! - Signed bytes: `"{id}.{timestamp}.{raw body}"`, HMAC-SHA256, each
+//!   `v1,<base64>` entry of the signature header a candidate.
+//! - Secret: the `whsec_…` secret shown when the endpoint is created (the SDK
+//!   base64-decodes what follows `whsec_`).
+//! - Tolerance: 300 s in both directions (the spec's and the SDKs' default).
+//! - Event id: the id header, signed and kept on every retry. Type: body
+//!   `type`. Created: body `timestamp` when it is RFC 3339.
+//! - Redelivery window: OpenAI retries a failed delivery with backoff for up to 72
+//!   hours; 3 days.
+
+use crate::providers::standard::{HeaderFamily, Preset, SecretFormat};
+use crate::registry::{AdapterSettings, SettingsError};
+use crate::{Adapter, ProviderFacts, VectorSource};
+
+/// What `hookinbox providers` and docs/providers.md say about this provider.
+pub(crate) const FACTS: ProviderFacts = ProviderFacts {
+    title: "OpenAI",
+    docs_url: "https://platform.openai.com/docs/guides/webhooks",
+    scheme:
+        "Standard Webhooks: HMAC-SHA256 (`whsec_` base64 key), base64, `webhook-signature: v1,…`",
+    signed_parts: "`{webhook-id}.{webhook-timestamp}.{body}`",
+    id_source: "header `webhook-id`",
+    handshake: None,
+    batch: None,
+    vectors: VectorSource::OfficialSdk("openai (PyPI) verifies; standardwebhooks signs"),
+};
+
+/// OpenAI's header family and secret format over the Standard Webhooks scheme.
+pub const PRESET: Preset = Preset {
+    name: "openai",
+    family: HeaderFamily::Webhook,
+    secret: SecretFormat::Base64,
+    redelivery_window_seconds: 3 * 24 * 3600,
+    facts: &FACTS,
+};
+
+pub fn build(_: &AdapterSettings) -> Result<Box<dyn Adapter>, SettingsError> {
+    Ok(Box::new(PRESET))
+}
