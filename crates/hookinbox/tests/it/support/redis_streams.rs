@@ -117,7 +117,14 @@ impl TestRedis {
         let url = redis_url();
         let connect = async {
             let client = redis::Client::open(url.as_str())?;
-            client.get_multiplexed_async_connection().await
+            // A busy machine may take longer than the client's 500 ms default
+            // to answer an XRANGE of a few thousand entries.
+            let config = redis::AsyncConnectionConfig::new()
+                .set_response_timeout(Some(Duration::from_secs(20)))
+                .set_connection_timeout(Some(Duration::from_secs(5)));
+            client
+                .get_multiplexed_async_connection_with_config(&config)
+                .await
         };
         let connection = match tokio::time::timeout(Duration::from_secs(5), connect).await {
             Ok(Ok(connection)) => connection,
