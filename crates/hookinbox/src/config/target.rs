@@ -213,9 +213,9 @@ const HANDLER_FIELDS: KindFields = KindFields {
 /// `http`: a URL, the secret deliveries are signed with, and TLS roots.
 const HTTP_FIELDS: KindFields = KindFields {
     takes: &["url", "secret", "secret_env", "secret_file", "ca_file"],
-    refusal: "an http target takes url, secret (or secret_env, secret_file) and ca_file: \
-              only nats targets take a subject or a credentials_file, this field is another \
-              kind's",
+    refusal: "an http target takes url, secret (or secret_env, secret_file) and ca_file; \
+              this field is another kind's (subject and credentials_file: only nats targets \
+              take them)",
 };
 
 fn http_destination(
