@@ -25,6 +25,10 @@
 #   NICE=0   (e.g. -10: run hookinbox, sink and loadgen ahead of other work on the machine;
 #             needs root. 0 measures them as ordinary processes among whatever else runs.)
 #   KEEP_DB=0  (1: keep each run's SQLite file for analysis; they are large)
+#   TARGET=http  (or rabbitmq: into a durable queue on $RABBITMQ_URL, declared and deleted per
+#                run by bench's amqp_queue; or redis_stream: XADD to a stream on $REDIS_URL,
+#                deleted per run with redis-cli. The sink then runs idle.)
+#   BIN=target/release  (where loadgen, sink and amqp_queue are)
 #   OUT=bench/out/delivery-<date>
 set -euo pipefail
 
@@ -44,6 +48,10 @@ BUILD=${BUILD:-1}
 PERF=${PERF:-0}
 NICE=${NICE:-0}
 KEEP_DB=${KEEP_DB:-0}
+TARGET=${TARGET:-http}
+RABBITMQ_URL=${RABBITMQ_URL:-amqp://guest:guest@127.0.0.1:5672/%2f}
+REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379}
+BROKER_NAME=hookinbox-bench-$$
 VARIANTS=${VARIANTS:-"current=$ROOT/target/release/hookinbox"}
 OUT=${OUT:-$ROOT/bench/out/delivery-$(date -u +%Y%m%dT%H%M%SZ)}
 # Generous bounds: a run that needs longer than this is reported incomplete.
@@ -56,7 +64,7 @@ TARGET_SECRET="whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 export LOADGEN_SECRET=$LAB_SECRET
 export RUST_LOG=${RUST_LOG:-warn}
 
-BIN=$ROOT/target/release
+BIN=${BIN:-$ROOT/target/release}
 PY="python3 $ROOT/bench/delivery.py"
 mkdir -p "$OUT"
 
@@ -120,6 +128,36 @@ cpu_s() {
 
 now_ms() { date +%s%3N; }
 
+# target_block SINK_ADDR CONCURRENCY: the [[endpoint.target]] of one run, per $TARGET.
+target_block() {
+    case $TARGET in
+    http) printf 'name = "sink"\nkind = "http"\nurl = "http://%s/deliveries"\nsecret = "%s"\n' "$1" "$TARGET_SECRET" ;;
+    rabbitmq) printf 'name = "amqp"\nkind = "rabbitmq"\nurl = "%s"\nexchange = "%s"\nrouting_key = "bench.{endpoint}.{event_type}"\n' "$RABBITMQ_URL" "$BROKER_NAME" ;;
+    redis_stream) printf 'name = "stream"\nkind = "redis_stream"\nurl = "%s"\nstream = "%s:{endpoint}"\n' "$REDIS_URL" "$BROKER_NAME" ;;
+    *) echo "TARGET must be http, rabbitmq or redis_stream" >&2; exit 2 ;;
+    esac
+    printf 'timeout = "5s"\nconcurrency = %s\n' "$2"
+}
+
+# broker_reset: an empty queue or stream for the next run (nothing for http).
+broker_reset() {
+    case $TARGET in
+    rabbitmq)
+        "$BIN/amqp_queue" --url "$RABBITMQ_URL" --exchange "$BROKER_NAME" --queue "$BROKER_NAME" delete 2>/dev/null || true
+        "$BIN/amqp_queue" --url "$RABBITMQ_URL" --exchange "$BROKER_NAME" --queue "$BROKER_NAME" declare ;;
+    redis_stream) redis-cli -u "$REDIS_URL" DEL "$BROKER_NAME:lab" >/dev/null ;;
+    esac
+}
+
+# broker_count: messages the broker holds after a run ("" for http).
+broker_count() {
+    case $TARGET in
+    rabbitmq) "$BIN/amqp_queue" --url "$RABBITMQ_URL" --exchange "$BROKER_NAME" --queue "$BROKER_NAME" count ;;
+    redis_stream) redis-cli -u "$REDIS_URL" XLEN "$BROKER_NAME:lab" ;;
+    *) echo '""' ;;
+    esac
+}
+
 # config DIR SINK_ADDR CONCURRENCY: the hookinbox config of one run.
 config() {
     cat >"$1/hookinbox.toml" <<EOF
@@ -142,12 +180,7 @@ version = "bench"
 value = "$LAB_SECRET"
 
 [[endpoint.target]]
-name = "sink"
-kind = "http"
-url = "http://$2/deliveries"
-secret = "$TARGET_SECRET"
-timeout = "5s"
-concurrency = $3
+$(target_block "$2" "$3")
 EOF
 }
 
@@ -222,6 +255,7 @@ throughput_run() {
     local sink_pid=$PID sink
     sink=$(listening "$dir" sink "sink listening on")
     config "$dir" "$sink" "$c"
+    broker_reset
 
     # Fill the outbox with ingress only.
     start serve "$dir" "$hookinbox" serve --config "$dir/hookinbox.toml" --listen 127.0.0.1:0 --no-workers
@@ -244,16 +278,19 @@ throughput_run() {
     local work_pid=$PID
     perf_start "$work_pid" "$k" "$dir"
     local complete=true
-    $PY wait --db "$dir/hookinbox.db" --sink "http://$sink" --expect "$pending" \
+    local sink_url=http://$sink
+    [ "$TARGET" = http ] || sink_url=
+    $PY wait --db "$dir/hookinbox.db" --sink "$sink_url" --expect "$pending" \
         --timeout "$DRAIN_TIMEOUT" >"$dir/wait.json" || complete=false
     collect "$dir" "$work_pid" "$sink_pid" "$sink"
-    local work_cpu=$SERVER_CPU sink_cpu=$SINK_CPU busy=$BUSY
+    local work_cpu=$SERVER_CPU sink_cpu=$SINK_CPU busy=$BUSY in_broker
+    in_broker=$(broker_count)
     $PY throughput --db "$dir/hookinbox.db" --start-ms "$start_ms" >"$dir/throughput.json"
-    result "$dir" variant="$label" concurrency="$c" run="$k" events="$pending" complete="$complete" \
+    result "$dir" variant="$label" target="$TARGET" in_broker="$in_broker" concurrency="$c" run="$k" events="$pending" complete="$complete" \
         work_cpu_s="$work_cpu" sink_cpu_s="$sink_cpu" machine_busy_percent="$busy" cpu="$dir/cpu.json" \
         throughput="$dir/throughput.json" threads="$dir/threads.json" sink="$dir/sink.json" load="$dir/load.json"
     [ "$KEEP_DB" = 1 ] || rm -rf "$dir"/hookinbox.db*
-    echo "throughput $label c=$c run=$k: $(cat "$dir/throughput.json") work_cpu=${work_cpu}s sink_cpu=${sink_cpu}s $(cat "$dir/cpu.json")"
+    echo "throughput $TARGET $label c=$c run=$k: in broker $in_broker; $(cat "$dir/throughput.json") work_cpu=${work_cpu}s sink_cpu=${sink_cpu}s $(cat "$dir/cpu.json")"
 }
 
 # --- (b) latency -------------------------------------------------------------
@@ -266,6 +303,7 @@ latency_run() {
     local sink_pid=$PID sink
     sink=$(listening "$dir" sink "sink listening on")
     config "$dir" "$sink" "$c"
+    broker_reset
     start serve "$dir" "$hookinbox" serve --config "$dir/hookinbox.toml" --listen 127.0.0.1:0
     local serve_pid=$PID addr
     addr=$(listening "$dir" serve "hookinbox listening on")
@@ -277,7 +315,9 @@ latency_run() {
     local inbox
     inbox=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM inbox').fetchone()[0])" "$dir/hookinbox.db")
     local complete=true
-    $PY wait --db "$dir/hookinbox.db" --sink "http://$sink" --expect "$inbox" \
+    local sink_url=http://$sink
+    [ "$TARGET" = http ] || sink_url=
+    $PY wait --db "$dir/hookinbox.db" --sink "$sink_url" --expect "$inbox" \
         --timeout "$SETTLE_TIMEOUT" >"$dir/wait.json" || complete=false
     collect "$dir" "$serve_pid" "$sink_pid" "$sink" --loadgen-json "$dir/load.json"
     local serve_cpu=$SERVER_CPU sink_cpu=$SINK_CPU busy=$BUSY
@@ -297,7 +337,7 @@ latency_run() {
     for variant in $VARIANTS; do
         echo "variant ${variant%%=*}: ${variant#*=} ($(sha256sum "${variant#*=}" | cut -c1-12))"
     done
-    echo "NICE=$NICE"
+    echo "NICE=$NICE TARGET=$TARGET"
     echo "RUNS=$RUNS N_EVENTS=$N_EVENTS LOAD_RATE=$LOAD_RATE CONCURRENCIES=\"$CONCURRENCIES\""
     echo "LAT_RATE=$LAT_RATE LAT_DURATION=$LAT_DURATION LAT_CONCURRENCIES=\"$LAT_CONCURRENCIES\""
     echo "THROUGHPUT_BODY=\"$THROUGHPUT_BODY\" LATENCY_BODY=\"$LATENCY_BODY\""
@@ -321,6 +361,10 @@ for phase in $PHASES; do
     done
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/meta.txt"
+case $TARGET in
+rabbitmq) "$BIN/amqp_queue" --url "$RABBITMQ_URL" --exchange "$BROKER_NAME" --queue "$BROKER_NAME" delete || true ;;
+redis_stream) redis-cli -u "$REDIS_URL" DEL "$BROKER_NAME:lab" >/dev/null || true ;;
+esac
 
 $PY summary --dir "$OUT" | tee "$OUT/summary.md"
 echo "raw outputs: $OUT"

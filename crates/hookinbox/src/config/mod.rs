@@ -25,9 +25,12 @@ mod error;
 mod file;
 mod inline_secret;
 mod metrics;
+mod name_template;
 mod nats_subject;
 mod printable;
+mod rabbitmq_target;
 mod reconcile;
+mod redis_stream_target;
 mod renamed_fields;
 mod retention;
 mod secret_source;
@@ -36,6 +39,8 @@ mod settings;
 mod storage;
 mod target;
 
+#[cfg(test)]
+mod broker_target_tests;
 #[cfg(test)]
 mod redaction_tests;
 #[cfg(test)]
@@ -50,9 +55,12 @@ pub use encryption::{Encryption, EncryptionKey};
 pub use endpoint::{BasicAuth, Endpoint, ObjectOrdering, SecretVersion};
 pub use error::ConfigError;
 pub use metrics::Metrics;
+pub use name_template::{NameTemplate, NameValues};
 pub use nats_subject::SubjectTemplate;
 pub use printable::printable;
+pub use rabbitmq_target::RabbitmqDestination;
 pub use reconcile::{EndpointReconcile, Reconcile};
+pub use redis_stream_target::RedisStreamDestination;
 pub use retention::Retention;
 pub use secret_source::SecretSource;
 pub use server::{RateLimit, Server, Tls};

@@ -113,7 +113,7 @@ impl Serialize for SubjectTemplate {
 }
 
 /// Appends `value` as one subject token (see the module's documentation).
-fn push_token(subject: &mut String, value: &str) {
+pub(super) fn push_token(subject: &mut String, value: &str) {
     if value.is_empty() {
         subject.push('_');
         return;

@@ -14,6 +14,10 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use super::checks::{non_zero_u32, non_zero_usize, positive};
 use super::nats_subject::SubjectTemplate;
+use super::rabbitmq_target::{rabbitmq_destination, RabbitmqDestination, RABBITMQ_FIELDS};
+use super::redis_stream_target::{
+    redis_stream_destination, RedisStreamDestination, REDIS_STREAM_FIELDS,
+};
 use super::secret_source::{SecretFields, SecretSource};
 use super::ConfigError;
 
@@ -53,6 +57,12 @@ pub enum TargetKind {
     /// A JetStream publish, DELIVERED once the stream acknowledged it
     /// (`delivery::nats_target`).
     Nats(NatsDestination),
+    /// An AMQP 0-9-1 publish, DELIVERED once the broker confirmed it
+    /// (`delivery::rabbitmq_target`).
+    Rabbitmq(RabbitmqDestination),
+    /// An `XADD` to a Redis stream, DELIVERED once Redis answered it
+    /// (`delivery::redis_stream_target`).
+    RedisStream(RedisStreamDestination),
 }
 
 impl TargetKind {
@@ -62,6 +72,8 @@ impl TargetKind {
             TargetKind::Http(_) => "http",
             TargetKind::Handler => "handler",
             TargetKind::Nats(_) => "nats",
+            TargetKind::Rabbitmq(_) => "rabbitmq",
+            TargetKind::RedisStream(_) => "redis_stream",
         }
     }
 }
@@ -140,6 +152,14 @@ impl Target {
                 NATS_FIELDS.refuse_others(&file, field)?;
                 TargetKind::Nats(nats_destination(&file, field, base_dir)?)
             }
+            TargetKindName::Rabbitmq => {
+                RABBITMQ_FIELDS.refuse_others(&file, field)?;
+                TargetKind::Rabbitmq(rabbitmq_destination(&file, field, base_dir)?)
+            }
+            TargetKindName::RedisStream => {
+                REDIS_STREAM_FIELDS.refuse_others(&file, field)?;
+                TargetKind::RedisStream(redis_stream_destination(&file, field, base_dir)?)
+            }
         };
         Ok(Target {
             name: file.name,
@@ -158,11 +178,11 @@ impl Target {
 /// declaration beside the function that builds it, so adding a kind edits
 /// no other kind's; a new field is listed once, in
 /// [`TargetFile::kind_fields`].
-struct KindFields {
+pub(super) struct KindFields {
     /// The kind-specific fields this kind reads.
-    takes: &'static [&'static str],
+    pub(super) takes: &'static [&'static str],
     /// Why any other is refused, in the words of this kind.
-    refusal: &'static str,
+    pub(super) refusal: &'static str,
 }
 
 impl KindFields {
@@ -187,13 +207,15 @@ impl KindFields {
 const HANDLER_FIELDS: KindFields = KindFields {
     takes: &[],
     refusal: "a handler target runs in-process and takes no url, secret, ca_file, \
-              subject or credentials_file",
+              subject, credentials_file or other connection setting",
 };
 
 /// `http`: a URL, the secret deliveries are signed with, and TLS roots.
 const HTTP_FIELDS: KindFields = KindFields {
     takes: &["url", "secret", "secret_env", "secret_file", "ca_file"],
-    refusal: "only nats targets take a subject or a credentials_file",
+    refusal: "an http target takes url, secret (or secret_env, secret_file) and ca_file; \
+              this field is another kind's (subject and credentials_file: only nats targets \
+              take them)",
 };
 
 fn http_destination(
@@ -249,8 +271,8 @@ fn http_destination(
 /// `nats`: servers, a subject, and a credentials file.
 const NATS_FIELDS: KindFields = KindFields {
     takes: &["url", "subject", "credentials_file"],
-    refusal: "a nats target takes no secret or ca_file (credentials go in \
-              credentials_file)",
+    refusal: "a nats target takes url, subject and credentials_file: no secret or ca_file \
+              (credentials go in credentials_file), and this field is another kind's",
 };
 
 fn nats_destination(
@@ -316,14 +338,17 @@ fn nats_server(url: &str) -> Result<ServerAddr, String> {
 pub struct TargetFile {
     /// Unique within the endpoint; recorded on every delivery row.
     pub name: String,
-    /// `http`; `nats` (a JetStream publish); or `handler` for a program
+    /// `http`; `nats` (a JetStream publish); `rabbitmq` (an AMQP publish);
+    /// `redis_stream` (an `XADD`); or `handler` for a program
     /// that embeds hookinbox and registers a handler under this target's
     /// name (`delivery::HandlerRegistry`).
     pub kind: TargetKindName,
     /// `http`: the internal URL the raw body is POSTed to: `http://`, or
     /// `https://` (TLS, certificate and host name always verified).
     /// `nats`: the server, `nats://host:port`; several (one cluster)
-    /// separated by commas.
+    /// separated by commas. `rabbitmq`: `amqp://` or `amqps://` (TLS),
+    /// with the vhost as its path (`%2f` is `/`). `redis_stream`:
+    /// `redis://host:port/db`.
     pub url: Option<String>,
     /// `http`: the Standard Webhooks secret (`whsec_…`) the internal app
     /// verifies with, inline (prefer `secret_env` or `secret_file`).
@@ -337,7 +362,7 @@ pub struct TargetFile {
     pub secret_env: Option<String>,
     /// `http`: the secret from a file (trailing newline trimmed; relative to the config file).
     pub secret_file: Option<PathBuf>,
-    /// `https` URLs: a PEM file of one or more CA certificates (relative to
+    /// `https` and `amqps` URLs: a PEM file of one or more CA certificates (relative to
     /// the config file) that are then the only roots trusted for this
     /// target. Absent: Mozilla's roots.
     pub ca_file: Option<PathBuf>,
@@ -347,8 +372,27 @@ pub struct TargetFile {
     /// `nats`: a NATS credentials file (`.creds`: user JWT and nkey seed;
     /// relative to the config file). Absent: no authentication.
     pub credentials_file: Option<PathBuf>,
-    /// `http`: how long one attempt may take. `nats`: how long one attempt
-    /// waits for the connection and the stream's PubAck.
+    /// `rabbitmq`: the exchange events are published to (`""`: the default
+    /// exchange, where the routing key names a queue).
+    pub exchange: Option<String>,
+    /// `rabbitmq`: the routing key; `{provider}`, `{endpoint}` and
+    /// `{event_type}` in it are each filled in as one word.
+    pub routing_key: Option<String>,
+    /// `redis_stream`: the stream key events are added to, a template like
+    /// `routing_key`.
+    pub stream: Option<String>,
+    /// `redis_stream`: keep the stream near this many entries (`MAXLEN ~`).
+    /// Absent: the stream is not trimmed.
+    pub maxlen: Option<u64>,
+    /// `rabbitmq`, `redis_stream`: the password from an environment
+    /// variable, instead of one in the URL.
+    pub password_env: Option<String>,
+    /// `rabbitmq`, `redis_stream`: the password from a file (trailing
+    /// newline trimmed; relative to the config file).
+    pub password_file: Option<PathBuf>,
+    /// `http`: how long one attempt may take. `nats`, `rabbitmq`,
+    /// `redis_stream`: how long one attempt waits for the connection and
+    /// the broker's acknowledgement (PubAck, confirm, `XADD` reply).
     #[serde(default = "default_target_timeout", with = "humantime_serde")]
     pub timeout: Duration,
     /// Most attempts before the delivery is dead.
@@ -373,7 +417,7 @@ impl TargetFile {
     /// Each field only some kinds take, in the order the file documents
     /// them, and whether this target sets it. A kind's [`KindFields`] says
     /// which of them it takes.
-    fn kind_fields(&self) -> [(&'static str, bool); 7] {
+    fn kind_fields(&self) -> [(&'static str, bool); 13] {
         [
             ("url", self.url.is_some()),
             ("ca_file", self.ca_file.is_some()),
@@ -382,6 +426,12 @@ impl TargetFile {
             ("secret_file", self.secret_file.is_some()),
             ("subject", self.subject.is_some()),
             ("credentials_file", self.credentials_file.is_some()),
+            ("exchange", self.exchange.is_some()),
+            ("routing_key", self.routing_key.is_some()),
+            ("stream", self.stream.is_some()),
+            ("maxlen", self.maxlen.is_some()),
+            ("password_env", self.password_env.is_some()),
+            ("password_file", self.password_file.is_some()),
         ]
     }
 }
@@ -393,6 +443,8 @@ pub enum TargetKindName {
     Http,
     Handler,
     Nats,
+    Rabbitmq,
+    RedisStream,
 }
 
 fn default_target_timeout() -> Duration {

@@ -2,12 +2,15 @@
 //! them to the user's targets, with retries, dead letters and per-object
 //! ordering. Ingress never calls a target.
 
+pub mod broker_headers;
 pub mod connect_failure;
 pub mod destination;
 pub mod handler_target;
 pub mod http_target;
 pub mod liveness;
 pub mod nats_target;
+pub mod rabbitmq_target;
+pub mod redis_stream_target;
 pub mod rescuer;
 pub mod retry_policy;
 pub mod settler;

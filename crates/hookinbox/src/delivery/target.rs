@@ -11,6 +11,8 @@ use tokio::sync::Notify;
 use super::destination::Destination;
 use super::http_target::HttpTarget;
 use super::nats_target::NatsTarget;
+use super::rabbitmq_target::RabbitmqTarget;
+use super::redis_stream_target::RedisStreamTarget;
 use super::retry_policy::RetryPolicy;
 use crate::config::{self, ConfigError, HttpDestination, TargetKind};
 use crate::tls::client::TrustRoots;
@@ -62,6 +64,14 @@ impl Target {
             ),
             TargetKind::Nats(destination) => (
                 Sender::Ready(Arc::new(NatsTarget::new(destination, field)?)),
+                lease.max(destination.timeout * 2),
+            ),
+            TargetKind::Rabbitmq(destination) => (
+                Sender::Ready(Arc::new(RabbitmqTarget::new(destination, field)?)),
+                lease.max(destination.timeout * 2),
+            ),
+            TargetKind::RedisStream(destination) => (
+                Sender::Ready(Arc::new(RedisStreamTarget::new(destination, field)?)),
                 lease.max(destination.timeout * 2),
             ),
         };

@@ -12,7 +12,10 @@
 #[path = "../../../../hookinbox-store/tests/it/support/cut_proxy.rs"]
 pub mod cut_proxy;
 pub mod nats;
+pub mod ordered_load;
 pub mod postgres;
+pub mod rabbitmq;
+pub mod redis_streams;
 #[macro_use]
 pub mod storage;
 
