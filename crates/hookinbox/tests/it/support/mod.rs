@@ -167,6 +167,23 @@ impl Server {
         let _ = self.child.wait();
     }
 
+    /// SIGTERM, then waits (at most `within`) for the graceful stop; the
+    /// exit status, `None` if it was still running (then it is killed).
+    pub async fn terminate(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status();
+        assert!(sent.is_ok_and(|s| s.success()), "kill -TERM {pid}");
+        let deadline = std::time::Instant::now() + within;
+        while std::time::Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().expect("wait for hookinbox") {
+                return Some(status);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.kill9();
+        None
+    }
+
     /// The process id, to send it signals (SIGHUP).
     pub fn pid(&self) -> u32 {
         self.child.id()
