@@ -22,8 +22,8 @@ set -euo pipefail
 VARIANT=sealed
 SCHEME=standard
 LOG=info
-REQUESTS=2000
-RATE=200
+REQUESTS=300
+RATE=15
 OUT=""
 BUILD=1
 while (($#)); do
@@ -93,7 +93,7 @@ TOML
 
 SERVER=("$BIN/hookinbox" serve)
 [[ $VARIANT == baseline ]] && SERVER=("$BIN/baseline")
-RUST_LOG="$LOG,async_nats=warn" valgrind --tool=callgrind --collect-atstart=no \
+RUST_LOG="$LOG,async_nats=warn" valgrind --tool=callgrind --instr-atstart=no \
     --callgrind-out-file="$OUT/callgrind.out" \
     "${SERVER[@]}" --config "$WORK/bench.toml" --listen 127.0.0.1:0 \
     >"$WORK/stdout" 2>"$OUT/server.log" &
@@ -120,7 +120,7 @@ wait "$SERVER_PID" || true
 SERVER_PID=""
 
 OK=$(python3 -c "import json; print(json.load(open('$OUT/loadgen.json'))['ok'])")
-DUMP=$(ls -t "$OUT"/callgrind.out.*.1 2>/dev/null | head -1 || true)
+DUMP=$(ls -t "$OUT"/callgrind.out.*1 2>/dev/null | head -1 || true)
 [[ -n "$DUMP" ]] || DUMP=$(ls -t "$OUT"/callgrind.out* | grep -v '\.1$' | head -1)
 callgrind_annotate --inclusive=yes --threshold=100 "$DUMP" >"$OUT/inclusive.txt" 2>/dev/null
 callgrind_annotate --threshold=100 "$DUMP" >"$OUT/self.txt" 2>/dev/null
