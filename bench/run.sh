@@ -149,7 +149,9 @@ if ((BUILD)); then
     echo "== building release binaries" >&2
     (cd "$ROOT" && cargo build --profile "$PROFILE" -p hookinbox -p hookinbox-bench)
 fi
-for b in hookinbox baseline loadgen sink; do
+NEEDED="hookinbox baseline loadgen"
+[[ -n "$PG_URL" ]] && NEEDED="$NEEDED sink"
+for b in $NEEDED; do
     [[ -x "$BIN/$b" ]] || { echo "missing $BIN/$b (run without --no-build)" >&2; exit 2; }
 done
 if [[ -n "$PG_URL" ]]; then
