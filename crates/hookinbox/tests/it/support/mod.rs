@@ -190,8 +190,22 @@ impl Server {
     }
 
     /// Everything the server wrote on stderr so far (all runs in this dir).
+    /// Lines are written by the server's log thread, a moment after they
+    /// are logged, so this reads until the file has stopped growing for
+    /// 10 ms (at most half a second): a line logged before the answer a
+    /// test just read is then in it.
     pub fn logs(&self) -> String {
-        std::fs::read_to_string(self.dir.join("stderr.log")).unwrap_or_default()
+        let read = || std::fs::read_to_string(self.dir.join("stderr.log")).unwrap_or_default();
+        let mut logs = read();
+        for _ in 0..50 {
+            std::thread::sleep(Duration::from_millis(10));
+            let again = read();
+            if again.len() == logs.len() {
+                break;
+            }
+            logs = again;
+        }
+        logs
     }
 }
 
