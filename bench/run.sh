@@ -1,20 +1,41 @@
 #!/usr/bin/env bash
-# bench/run.sh — hookinbox against its no-storage baseline, in one run.
+# bench/run.sh — hookinbox as users run it, against its no-storage baseline,
+# in one run.
 #
 # Builds release binaries, then, for each round, runs the SAME load against
-# `hookinbox serve` (SQLite, WAL, synchronous=FULL) and against `baseline`
-# (the same ingress with a store that keeps nothing), alternating between the
-# two so that the machine's noise falls on both alike:
+# `hookinbox serve` in its default configuration (SQLite, WAL,
+# synchronous=FULL, every body and audit header sealed, one INFO line per
+# accepted event), against each ablation (--ablations), and against
+# `baseline` (the same ingress with a store that keeps nothing), alternating
+# the order between rounds so that the machine's noise falls on all alike:
 #
 #   (a) open loop at --rate req/s (default 2,000) for --duration s after
-#       --warmup s: ack latency p50/p99/p99.9/max, errors;
+#       --warmup s: ack latency p50/p99/p99.9/max, server CPU, errors;
 #   (b) closed loop (`loadgen --saturate`) at each --concurrency: acks/s.
 #
+# The rows (kinds):
+#   hookinbox  the default configuration: sealed, RUST_LOG unset (info)
+#   plaintext  ablation: `[encryption] allow_plaintext = true`, no key
+#   warn       ablation: sealed, RUST_LOG=warn (no per-event line)
+#   baseline   the no-storage server (bench/src/bin/baseline.rs)
+# The summary's last table is issue 20's targets, each the median over the
+# rounds: p99 at --rate ≤ 2x the same run's baseline in every round, ≥ 20,000
+# acks/s at c64 and c256, server CPU at --rate ≤ 35 % of a core, sealing ≤ 5 %
+# (hookinbox vs plaintext) and the log line ≤ 3 % (hookinbox vs warn) of
+# saturation throughput and of p99. The defaults run that whole table:
+#
+#   bench/run.sh                       # 3 rounds, Standard Webhooks, ~40 min
+#   bench/run.sh --scheme stripe       # the same with Stripe signatures
+#
+# --scheme picks the signature the requests carry and the endpoint's
+# provider: standard (Standard Webhooks, default), stripe, or lab.
+#
 # Every measurement gets a fresh server process and, for hookinbox, a fresh
-# database in a temporary directory. After each hookinbox measurement the
-# server is stopped and its row count is compared with the number of 2xx the
-# generator received (warmup included): a 2xx whose row is missing fails the
-# run, so "durable acks/s" means acks whose rows are really committed.
+# database (and key) in a temporary directory. After each hookinbox
+# measurement the server is stopped and its row count is compared with the
+# number of 2xx the generator received (warmup included): a 2xx whose row is
+# missing fails the run, so "durable acks/s" means acks whose rows are
+# really committed.
 #
 # Raw results (loadgen JSON, per-run server facts, server logs) go to
 # bench/out/<UTC timestamp>/ (gitignored); the summary tables are printed and
@@ -22,15 +43,22 @@
 # and stops by itself: every step has a time limit.
 #
 # Usage: bench/run.sh [--rounds N] [--rate R] [--duration S] [--warmup S]
-#                     [--sat-duration S] [--sat-warmup S] [--concurrency "16 64"]
+#                     [--sat-duration S] [--sat-warmup S] [--concurrency "64 256"]
+#                     [--scheme standard|stripe|lab] [--ablations "plaintext warn"]
 #                     [--quiet-wait S] [--quiet-max PCT] [--no-build] [--keep-db]
-#                     [--kinds "hookinbox baseline postgres"]
+#                     [--profile release|profiling]
+#                     [--kinds "hookinbox plaintext warn baseline postgres"]
 #                     [--postgres URL [--pgbench-clients N] [--pg-deliveries N]
 #                      [--pg-load-rate R] [--pg-work-concurrency C]]
 #
+# --ablations "" measures only the default configuration and the baseline.
+# --profile runs the binaries of another cargo profile (target/<profile>/,
+# e.g. profiling for a smoke run beside bench/profile.sh); release is what
+# users get.
+#
 # --postgres URL (e.g. postgres://postgres@127.0.0.1:5432/postgres) adds
 # PostgreSQL to the same alternating rounds, every measurement in a fresh
-# schema of its own (dropped afterwards):
+# schema of its own (dropped afterwards), sealed like the default:
 #   - `postgres`, open loop: TWO `hookinbox serve --no-workers` processes on
 #     the same schema, each driven by its own loadgen at --rate/2; the row
 #     reports the max of the two loadgens' percentiles (their histograms are
@@ -68,7 +96,10 @@ DURATION=20
 WARMUP=5
 SAT_DURATION=15
 SAT_WARMUP=3
-CONCURRENCY="32 64 128"
+CONCURRENCY="64 256"
+SCHEME=standard
+ABLATIONS="plaintext warn"
+PROFILE=release
 BUILD=1
 KEEP_DB=0
 QUIET_WAIT=120 # most seconds to wait, before each measurement, for the machine to calm down
@@ -91,6 +122,9 @@ while (($#)); do
     --sat-duration) SAT_DURATION=$2; shift 2 ;;
     --sat-warmup) SAT_WARMUP=$2; shift 2 ;;
     --concurrency) CONCURRENCY=$2; shift 2 ;;
+    --scheme) SCHEME=$2; shift 2 ;;
+    --ablations) ABLATIONS=$2; shift 2 ;;
+    --profile) PROFILE=$2; shift 2 ;;
     --no-build) BUILD=0; shift ;;
     --keep-db) KEEP_DB=1; shift ;;
     --quiet-wait) QUIET_WAIT=$2; shift 2 ;;
@@ -108,14 +142,16 @@ done
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BENCH="$ROOT/bench"
-BIN="$ROOT/target/release"
+BIN="$ROOT/target/$PROFILE"
 command -v python3 >/dev/null || { echo "python3 is needed for the summary" >&2; exit 2; }
 
 if ((BUILD)); then
     echo "== building release binaries" >&2
-    (cd "$ROOT" && cargo build --release -p hookinbox -p hookinbox-bench)
+    (cd "$ROOT" && cargo build --profile "$PROFILE" -p hookinbox -p hookinbox-bench)
 fi
-for b in hookinbox baseline loadgen sink; do
+NEEDED="hookinbox baseline loadgen"
+[[ -n "$PG_URL" ]] && NEEDED="$NEEDED sink"
+for b in $NEEDED; do
     [[ -x "$BIN/$b" ]] || { echo "missing $BIN/$b (run without --no-build)" >&2; exit 2; }
 done
 if [[ -n "$PG_URL" ]]; then
@@ -150,15 +186,30 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# A fresh secret per run, passed to loadgen through its environment (not argv).
-LOADGEN_SECRET=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+# A fresh secret per run, in the form --scheme's provider takes, passed to
+# loadgen through its environment (not argv).
+random_hex() { head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+case "$SCHEME" in
+standard) PROVIDER=standard; LOADGEN_SECRET="whsec_$(head -c 24 /dev/urandom | base64 | tr -d '\n')" ;;
+stripe) PROVIDER=stripe; LOADGEN_SECRET="whsec_$(random_hex)" ;;
+lab) PROVIDER=lab; LOADGEN_SECRET=$(random_hex) ;;
+*) echo "--scheme: standard, stripe or lab" >&2; exit 2 ;;
+esac
 export LOADGEN_SECRET
 
-# Writes a config for one measurement into directory $1 (the DB lives beside
-# it). With $2 = a PostgreSQL schema, the storage is that schema of $PG_URL;
-# with $3 = a sink address, the endpoint delivers there (the delivery drain).
+# Writes a config for one measurement into directory $1 (the DB and the key
+# live beside it). With $2 = a PostgreSQL schema, the storage is that schema
+# of $PG_URL; with $3 = a sink address, the endpoint delivers there (the
+# delivery drain); with $4 = plaintext, nothing is sealed (the ablation).
 write_config() {
     local storage='url = "sqlite://inbox.db"'
+    local encryption='# The default: every body and audit header sealed, under a key made at start.
+[[encryption.key]]
+id = "bench-1"
+value_file = "bench.key"
+create_if_missing = true'
+    [[ "${4:-}" == plaintext ]] && encryption='# Ablation: encryption at rest off.
+allow_plaintext = true'
     [[ -n "${2:-}" ]] && storage="url = \"$PG_URL\"
 schema = \"$2\""
     cat >"$1/bench.toml" <<EOF
@@ -172,13 +223,12 @@ $storage
 # and that saturation measures the writer, not the queue bound.
 queue_capacity = 16384
 
-# Measured without encryption at rest, as every section of RESULTS.md so far.
 [encryption]
-allow_plaintext = true
+$encryption
 
 [[endpoint]]
 id = "bench"
-provider = "lab"
+provider = "$PROVIDER"
 
 [[endpoint.secret]]
 version = "bench-1"
@@ -249,15 +299,18 @@ pg_cpu_delta() {
     python3 -c 'import json,sys; a,b=json.loads(sys.argv[1]),json.loads(sys.argv[2]); print(round(sum(v-a.get(p,0.0) for p,v in b.items()),2))' "$1" "$2"
 }
 
-# Starts binary $1 (hookinbox|baseline|postgres) with config dir $2, stderr
-# to $3, stdout to $dir/stdout$4; sets SERVER_PID and SERVER_URL. `postgres`
-# is hookinbox on the config's PostgreSQL schema, ingress only.
+# Starts binary $1 (hookinbox|plaintext|warn|baseline|postgres) with config
+# dir $2, stderr to $3, stdout to $dir/stdout$4; sets SERVER_PID and
+# SERVER_URL. `postgres` is hookinbox on the config's PostgreSQL schema,
+# ingress only; `warn` is hookinbox with RUST_LOG=warn.
 start_server() {
     local kind=$1 dir=$2 log=$3 suffix=${4:-}
     local args=(--config "$dir/bench.toml" --listen 127.0.0.1:0)
     local stdout="$dir/stdout$suffix"
-    if [[ $kind == hookinbox ]]; then
+    if [[ $kind == hookinbox || $kind == plaintext ]]; then
         "$BIN/hookinbox" serve "${args[@]}" >"$stdout" 2>"$log" &
+    elif [[ $kind == warn ]]; then
+        RUST_LOG=warn "$BIN/hookinbox" serve "${args[@]}" >"$stdout" 2>"$log" &
     elif [[ $kind == postgres ]]; then
         "$BIN/hookinbox" serve "${args[@]}" --no-workers >"$stdout" 2>"$log" &
     else
@@ -336,7 +389,9 @@ measure() {
         # Two ingress processes on one schema in the open loop (issue 7's target).
         [[ $mode == open ]] && servers=2
     fi
-    write_config "$dir" "$schema"
+    local sealing=""
+    [[ $kind == plaintext ]] && sealing=plaintext
+    write_config "$dir" "$schema" "" "$sealing"
     local pids=() urls=() i tag
     for i in $(seq "$servers"); do
         tag=""; ((servers > 1)) && tag=".$i"
@@ -348,7 +403,7 @@ measure() {
     for i in $(seq "$servers"); do
         local json="$OUT/runs/$name.loadgen.json"
         ((servers > 1)) && json="$OUT/parts/$name.$i.loadgen.json"
-        local load=(--url "${urls[$((i - 1))]}/hooks/bench" --json "$json" --run-id "$STAMP-$RUN_SEQ")
+        local load=(--url "${urls[$((i - 1))]}/hooks/bench" --scheme "$SCHEME" --json "$json" --run-id "$STAMP-$RUN_SEQ")
         RUN_SEQ=$((RUN_SEQ + 1))
         if [[ $mode == open ]]; then
             load+=(--rate "$((RATE / servers))" --duration "$DURATION" --warmup "$WARMUP")
@@ -388,7 +443,7 @@ measure() {
         python3 "$BENCH/summarize.py" --combine "$OUT/runs/$name.loadgen.json" "$OUT/parts/$name".*.loadgen.json
     fi
     local rows=null
-    if [[ $kind == hookinbox ]]; then
+    if [[ $kind == hookinbox || $kind == plaintext || $kind == warn ]]; then
         rows=$("$BIN/hookinbox" stats --json --config "$dir/bench.toml" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')
     elif [[ $kind == postgres ]]; then
         rows=$(pg -c "SELECT count(*) FROM $schema.inbox")
@@ -507,7 +562,7 @@ measure_delivery() {
     start_server postgres "$dir" "$OUT/logs/$name.serve.log" .serve
     local seconds
     seconds=$(python3 -c "print($PG_DELIVERIES / $PG_LOAD_RATE)")
-    timeout 300 "$BIN/loadgen" --url "$SERVER_URL/hooks/bench" --rate "$PG_LOAD_RATE" --duration "$seconds" \
+    timeout 300 "$BIN/loadgen" --url "$SERVER_URL/hooks/bench" --scheme "$SCHEME" --rate "$PG_LOAD_RATE" --duration "$seconds" \
         --warmup 0 --max-inflight 8192 --timeout 60 --body-mean 1024 --body-sigma 0 --large-share 0 \
         --run-id "$STAMP-$RUN_SEQ" --json "$OUT/runs/$name.load.json" >"$OUT/logs/$name.load.txt" 2>&1 \
         || { echo "preload failed; see $OUT/logs/$name.load.txt" >&2; exit 1; }
@@ -598,7 +653,7 @@ PY
 {
     pg_args=""
     [[ -n "$PG_URL" ]] && pg_args=" --postgres $PG_URL --pgbench-clients $PGBENCH_CLIENTS --pg-deliveries $PG_DELIVERIES --pg-load-rate $PG_LOAD_RATE --pg-work-concurrency $PG_WORK_CONCURRENCY"
-    echo "command: bench/run.sh --rounds $ROUNDS --rate $RATE --duration $DURATION --warmup $WARMUP --sat-duration $SAT_DURATION --sat-warmup $SAT_WARMUP --concurrency \"$CONCURRENCY\"$pg_args"
+    echo "command: bench/run.sh --rounds $ROUNDS --rate $RATE --duration $DURATION --warmup $WARMUP --sat-duration $SAT_DURATION --sat-warmup $SAT_WARMUP --concurrency \"$CONCURRENCY\" --scheme $SCHEME --ablations \"$ABLATIONS\" --profile $PROFILE$pg_args"
     echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "host: $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
     echo "commit: $(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && git diff --quiet HEAD -- . ':!bench/out' || echo ' (dirty)')"
@@ -607,8 +662,9 @@ PY
 } >"$OUT/facts.txt"
 cat "$OUT/facts.txt" >&2
 
-KINDS="hookinbox baseline"
-[[ -n "$PG_URL" ]] && KINDS="hookinbox baseline postgres"
+KINDS="hookinbox $ABLATIONS baseline"
+[[ -n "$PG_URL" ]] && KINDS="$KINDS postgres"
+KINDS=$(echo $KINDS)
 [[ -n "$ONLY_KINDS" ]] && KINDS=$ONLY_KINDS
 for round in $(seq "$ROUNDS"); do
     # Alternate which target goes first, so none always runs on a warmer

@@ -5,13 +5,15 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 use clap::Parser;
 
+use crate::signing::Scheme;
+
 /// Largest body the generator will produce: hookinbox's default `max_body_bytes`.
 pub const MAX_BODY_BYTES: u32 = 1024 * 1024;
 
 #[derive(Debug, Parser)]
 #[command(
     name = "loadgen",
-    about = "Open-loop load generator for hookinbox: signed `lab` webhooks at a fixed rate, \
+    about = "Open-loop load generator for hookinbox: signed webhooks at a fixed rate, \
              latency measured from the intended send time."
 )]
 pub struct Args {
@@ -19,9 +21,14 @@ pub struct Args {
     #[arg(long)]
     pub url: String,
 
-    /// Secret the endpoint trusts for the `lab` scheme. Never printed.
+    /// Secret the endpoint trusts for `--scheme`. Never printed.
     #[arg(long, env = "LOADGEN_SECRET", hide_env_values = true)]
     pub secret: String,
+
+    /// The signature the requests carry: the endpoint's provider (`lab`,
+    /// `standard` for Standard Webhooks with a `whsec_<base64>` secret, `stripe`).
+    #[arg(long, value_enum, default_value_t = Scheme::Lab)]
+    pub scheme: Scheme,
 
     /// Open loop: requests per second, scheduled at t0 + i/rate whatever the responses.
     #[arg(

@@ -33,14 +33,16 @@ impl EventBodies {
         &self.run_id
     }
 
+    /// The event id of request `seq`, as its body carries it.
+    pub fn event_id(&self, seq: u64) -> String {
+        format!("bench-{}-{}", self.run_id, seq)
+    }
+
     /// The body of request `seq`: exactly the table's size for `seq`, unless the
     /// envelope alone is longer (only with very long run ids and tiny sizes).
     pub fn body(&self, seq: u64) -> Bytes {
         let size = self.sizes.size(seq);
-        let head = format!(
-            r#"{{"id":"bench-{}-{}","type":"bench","pad":""#,
-            self.run_id, seq
-        );
+        let head = format!(r#"{{"id":"{}","type":"bench","pad":""#, self.event_id(seq));
         const TAIL: &[u8] = b"\"}";
         let pad_len = size
             .saturating_sub(head.len() + TAIL.len())

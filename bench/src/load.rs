@@ -26,7 +26,7 @@ impl Load {
             let lag = intended.map(|due| started.saturating_duration_since(due));
             self.recorder.sent(started, lag, body.len());
         }
-        let outcome = self.sender.send(body).await;
+        let outcome = self.sender.send(&self.bodies.event_id(seq), body).await;
         if measured {
             let done = Instant::now();
             self.recorder

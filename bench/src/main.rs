@@ -13,6 +13,7 @@ mod recorder;
 mod report;
 mod saturate;
 mod sender;
+mod signing;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -27,6 +28,7 @@ use load::Load;
 use recorder::Recorder;
 use report::{BodySizeReport, Report, RunFacts};
 use sender::Sender;
+use signing::Signer;
 
 fn main() -> Result<()> {
     let args = Args::parse();
@@ -60,7 +62,7 @@ fn main() -> Result<()> {
     let load = Arc::new(Load {
         sender: Sender::new(
             uri,
-            args.secret.clone(),
+            Signer::new(args.scheme, &args.secret)?,
             Duration::from_secs_f64(args.timeout),
         ),
         bodies: EventBodies::new(run_id, sizes, args.seed),

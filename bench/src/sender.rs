@@ -9,13 +9,14 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use hookinbox_verify::providers::lab;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{Request, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+
+use crate::signing::Signer;
 
 /// What one request ended as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,12 +33,12 @@ pub enum Outcome {
 pub struct Sender {
     client: Client<HttpConnector, Full<Bytes>>,
     uri: Uri,
-    secret: String,
+    signer: Signer,
     timeout: Duration,
 }
 
 impl Sender {
-    pub fn new(uri: Uri, secret: String, timeout: Duration) -> Self {
+    pub fn new(uri: Uri, signer: Signer, timeout: Duration) -> Self {
         let mut connector = HttpConnector::new();
         // Small responses must not wait for Nagle + delayed ACK.
         connector.set_nodelay(true);
@@ -47,21 +48,22 @@ impl Sender {
         Self {
             client,
             uri,
-            secret,
+            signer,
             timeout,
         }
     }
 
-    /// Signs `body` with the current time and sends it; returns once the whole
-    /// response is read, the request failed, or the timeout passed.
-    pub async fn send(&self, body: Bytes) -> Outcome {
+    /// Signs `body` (event `event_id`) with the current time and sends it;
+    /// returns once the whole response is read, the request failed, or the
+    /// timeout passed.
+    pub async fn send(&self, event_id: &str, body: Bytes) -> Outcome {
         let timestamp = unix_seconds();
-        let signature = lab::sign(&self.secret, timestamp, &body);
-        let request = Request::post(self.uri.clone())
-            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
-            .header("x-timestamp", timestamp)
-            .header("x-signature", signature)
-            .body(Full::new(body));
+        let mut request = Request::post(self.uri.clone())
+            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        for (name, value) in self.signer.headers(event_id, timestamp, &body) {
+            request = request.header(name, value);
+        }
+        let request = request.body(Full::new(body));
         let request = match request {
             Ok(request) => request,
             Err(_) => return Outcome::Error("build_request"),

@@ -24,7 +24,7 @@ use tokio::sync::{watch, Mutex};
 use crate::clock;
 use crate::config::Settings;
 use crate::periodic::{spawn_every, FirstRun};
-use crate::telemetry::{BacklogSampled, InboxRowsCounted};
+use crate::telemetry::{BacklogSampled, InboxRowsCounted, LogLinesDropped};
 
 /// What the sampler reads, from the configuration.
 struct Sampler {
@@ -65,6 +65,7 @@ pub fn spawn(store: Arc<dyn BacklogCounts>, settings: &Settings, stopping: watch
         move || {
             let sampler = Arc::clone(&sampler);
             async move {
+                LogLinesDropped.emit();
                 let mut sampler = sampler.lock().await;
                 let sampled = sampler.sample().await;
                 sampler.note(sampled);

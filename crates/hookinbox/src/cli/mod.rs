@@ -15,6 +15,7 @@ use tracing_subscriber::EnvFilter;
 
 use crate::commands;
 use crate::commands::output::{error_line, is_stdout_closed, note_line, Stdout};
+use crate::telemetry::log_writer::{self, LogGuard};
 use crate::HandlerRegistry;
 pub(crate) use args::{Cli, Command, ConfigCommand, EventsCommand, KeysCommand, LogFormat};
 
@@ -32,8 +33,11 @@ pub(crate) use args::{Cli, Command, ConfigCommand, EventsCommand, KeysCommand, L
 /// ```
 pub fn run(handlers: HandlerRegistry) -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.log_format);
-    match run_command(cli.command, handlers) {
+    let log = init_logging(cli.log_format);
+    let result = run_command(cli.command, handlers);
+    // Every queued log line is out before the error line, and before exit.
+    drop(log);
+    match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(error) if is_stdout_closed(&error) => ExitCode::SUCCESS,
@@ -121,20 +125,23 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-/// Logs on stderr; a program embedding [`run`] that installed a subscriber
-/// of its own keeps it.
-fn init_logging(format: LogFormat) {
+/// Logs on stderr, through the log's writer thread
+/// (`telemetry::log_writer`); a program embedding [`run`] that installed a
+/// subscriber of its own keeps it. The guard flushes the queued lines.
+fn init_logging(format: LogFormat) -> Option<LogGuard> {
     // The NATS client logs every reconnect attempt at info; a nats target's
     // own line per attempt already says `nats: not connected (…)`.
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new("info,async_nats=warn"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let (writer, guard) = log_writer::stderr();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(ansi)
-        .with_writer(std::io::stderr);
-    let _already_installed = match format {
+        .with_writer(writer);
+    let installed = match format {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().try_init(),
     };
+    installed.ok().map(|()| guard)
 }

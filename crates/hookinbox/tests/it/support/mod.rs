@@ -170,14 +170,45 @@ impl Server {
         let _ = self.child.wait();
     }
 
+    /// SIGTERM, then waits (at most `within`) for the graceful stop; the
+    /// exit status, `None` if it was still running (then it is killed).
+    pub async fn terminate(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status();
+        assert!(sent.is_ok_and(|s| s.success()), "kill -TERM {pid}");
+        let deadline = std::time::Instant::now() + within;
+        while std::time::Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().expect("wait for hookinbox") {
+                return Some(status);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.kill9();
+        None
+    }
+
     /// The process id, to send it signals (SIGHUP).
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// Everything the server wrote on stderr so far (all runs in this dir).
+    /// Lines are written by the server's log thread, a moment after they
+    /// are logged, so this reads until the file has stopped growing for
+    /// 10 ms (at most half a second): a line logged before the answer a
+    /// test just read is then in it.
     pub fn logs(&self) -> String {
-        std::fs::read_to_string(self.dir.join("stderr.log")).unwrap_or_default()
+        let read = || std::fs::read_to_string(self.dir.join("stderr.log")).unwrap_or_default();
+        let mut logs = read();
+        for _ in 0..50 {
+            std::thread::sleep(Duration::from_millis(10));
+            let again = read();
+            if again.len() == logs.len() {
+                break;
+            }
+            logs = again;
+        }
+        logs
     }
 }
 
