@@ -13,6 +13,7 @@ use secrecy::SecretString;
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::checks::{non_zero_u32, non_zero_usize, positive};
+use super::mqtt_destination::{mqtt_destination, MqttDestination, MqttProtocol};
 use super::nats_subject::SubjectTemplate;
 use super::secret_source::{SecretFields, SecretSource};
 use super::ConfigError;
@@ -53,6 +54,9 @@ pub enum TargetKind {
     /// A JetStream publish, DELIVERED once the stream acknowledged it
     /// (`delivery::nats_target`).
     Nats(NatsDestination),
+    /// A QoS 1 MQTT publish, DELIVERED once the broker's PUBACK accepted
+    /// it (`delivery::mqtt_target`).
+    Mqtt(MqttDestination),
 }
 
 impl TargetKind {
@@ -62,6 +66,7 @@ impl TargetKind {
             TargetKind::Http(_) => "http",
             TargetKind::Handler => "handler",
             TargetKind::Nats(_) => "nats",
+            TargetKind::Mqtt(_) => "mqtt",
         }
     }
 }
@@ -140,6 +145,10 @@ impl Target {
                 NATS_FIELDS.refuse_others(&file, field)?;
                 TargetKind::Nats(nats_destination(&file, field, base_dir)?)
             }
+            TargetKindName::Mqtt => {
+                MQTT_FIELDS.refuse_others(&file, field)?;
+                TargetKind::Mqtt(mqtt_destination(&file, field, base_dir)?)
+            }
         };
         Ok(Target {
             name: file.name,
@@ -186,14 +195,15 @@ impl KindFields {
 /// `handler`: runs in the embedding program, so takes none of them.
 const HANDLER_FIELDS: KindFields = KindFields {
     takes: &[],
-    refusal: "a handler target runs in-process and takes no url, secret, ca_file, \
-              subject or credentials_file",
+    refusal: "a handler target runs in-process and takes no url, secret, ca_file or \
+              other setting of a target it connects to",
 };
 
 /// `http`: a URL, the secret deliveries are signed with, and TLS roots.
 const HTTP_FIELDS: KindFields = KindFields {
     takes: &["url", "secret", "secret_env", "secret_file", "ca_file"],
-    refusal: "only nats targets take a subject or a credentials_file",
+    refusal: "an http target takes only url, secret (or secret_env, secret_file) and \
+              ca_file of the kind-specific fields",
 };
 
 fn http_destination(
@@ -249,8 +259,8 @@ fn http_destination(
 /// `nats`: servers, a subject, and a credentials file.
 const NATS_FIELDS: KindFields = KindFields {
     takes: &["url", "subject", "credentials_file"],
-    refusal: "a nats target takes no secret or ca_file (credentials go in \
-              credentials_file)",
+    refusal: "a nats target takes only url, subject and credentials_file of the \
+              kind-specific fields (its credentials go in credentials_file)",
 };
 
 fn nats_destination(
@@ -284,6 +294,23 @@ fn nats_destination(
     })
 }
 
+/// `mqtt`: a broker, a topic, the protocol version, a user name and
+/// password, and TLS roots for `mqtts://` (built in `config::mqtt_destination`).
+const MQTT_FIELDS: KindFields = KindFields {
+    takes: &[
+        "url",
+        "ca_file",
+        "topic",
+        "protocol",
+        "username",
+        "password",
+        "password_env",
+        "password_file",
+    ],
+    refusal: "an mqtt target takes only url, topic, protocol, username, password (or \
+              password_env, password_file) and ca_file of the kind-specific fields",
+};
+
 /// One server of a nats target's `url`. Messages never repeat the URL: it
 /// might hold a password.
 fn nats_server(url: &str) -> Result<ServerAddr, String> {
@@ -316,14 +343,15 @@ fn nats_server(url: &str) -> Result<ServerAddr, String> {
 pub struct TargetFile {
     /// Unique within the endpoint; recorded on every delivery row.
     pub name: String,
-    /// `http`; `nats` (a JetStream publish); or `handler` for a program
+    /// `http`; `nats` (a JetStream publish); `mqtt` (a QoS 1 publish); or `handler` for a program
     /// that embeds hookinbox and registers a handler under this target's
     /// name (`delivery::HandlerRegistry`).
     pub kind: TargetKindName,
     /// `http`: the internal URL the raw body is POSTed to: `http://`, or
     /// `https://` (TLS, certificate and host name always verified).
     /// `nats`: the server, `nats://host:port`; several (one cluster)
-    /// separated by commas.
+    /// separated by commas. `mqtt`: the broker, `mqtt://host:port` (1883
+    /// by default) or `mqtts://host:port` (TLS, 8883 by default).
     pub url: Option<String>,
     /// `http`: the Standard Webhooks secret (`whsec_…`) the internal app
     /// verifies with, inline (prefer `secret_env` or `secret_file`).
@@ -337,7 +365,7 @@ pub struct TargetFile {
     pub secret_env: Option<String>,
     /// `http`: the secret from a file (trailing newline trimmed; relative to the config file).
     pub secret_file: Option<PathBuf>,
-    /// `https` URLs: a PEM file of one or more CA certificates (relative to
+    /// `https` and `mqtts` URLs: a PEM file of one or more CA certificates (relative to
     /// the config file) that are then the only roots trusted for this
     /// target. Absent: Mozilla's roots.
     pub ca_file: Option<PathBuf>,
@@ -347,8 +375,31 @@ pub struct TargetFile {
     /// `nats`: a NATS credentials file (`.creds`: user JWT and nkey seed;
     /// relative to the config file). Absent: no authentication.
     pub credentials_file: Option<PathBuf>,
+    /// `mqtt`: the topic events are published to; `{provider}`,
+    /// `{endpoint}` and `{event_type}` in it are each filled in as one
+    /// topic level.
+    pub topic: Option<String>,
+    /// `mqtt`: the MQTT version, `5` (default: the metadata as user
+    /// properties, a refused publish seen in the PUBACK) or `"3.1.1"`.
+    pub protocol: Option<MqttProtocol>,
+    /// `mqtt`: the user name sent to the broker.
+    pub username: Option<String>,
+    /// `mqtt`: the password sent with `username`, inline (prefer
+    /// `password_env` or `password_file`).
+    #[serde(
+        default,
+        deserialize_with = "super::inline_secret::deserialize",
+        skip_serializing
+    )]
+    pub password: Option<SecretString>,
+    /// `mqtt`: the password from an environment variable.
+    pub password_env: Option<String>,
+    /// `mqtt`: the password from a file (trailing newline trimmed; relative
+    /// to the config file).
+    pub password_file: Option<PathBuf>,
     /// `http`: how long one attempt may take. `nats`: how long one attempt
-    /// waits for the connection and the stream's PubAck.
+    /// waits for the connection and the stream's PubAck. `mqtt`: how long
+    /// one attempt waits for the connection and the broker's PUBACK.
     #[serde(default = "default_target_timeout", with = "humantime_serde")]
     pub timeout: Duration,
     /// Most attempts before the delivery is dead.
@@ -373,7 +424,7 @@ impl TargetFile {
     /// Each field only some kinds take, in the order the file documents
     /// them, and whether this target sets it. A kind's [`KindFields`] says
     /// which of them it takes.
-    fn kind_fields(&self) -> [(&'static str, bool); 7] {
+    fn kind_fields(&self) -> [(&'static str, bool); 13] {
         [
             ("url", self.url.is_some()),
             ("ca_file", self.ca_file.is_some()),
@@ -382,6 +433,12 @@ impl TargetFile {
             ("secret_file", self.secret_file.is_some()),
             ("subject", self.subject.is_some()),
             ("credentials_file", self.credentials_file.is_some()),
+            ("topic", self.topic.is_some()),
+            ("protocol", self.protocol.is_some()),
+            ("username", self.username.is_some()),
+            ("password", self.password.is_some()),
+            ("password_env", self.password_env.is_some()),
+            ("password_file", self.password_file.is_some()),
         ]
     }
 }
@@ -393,6 +450,7 @@ pub enum TargetKindName {
     Http,
     Handler,
     Nats,
+    Mqtt,
 }
 
 fn default_target_timeout() -> Duration {

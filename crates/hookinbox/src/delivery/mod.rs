@@ -7,6 +7,7 @@ pub mod destination;
 pub mod handler_target;
 pub mod http_target;
 pub mod liveness;
+pub mod mqtt_target;
 pub mod nats_target;
 pub mod rescuer;
 pub mod retry_policy;

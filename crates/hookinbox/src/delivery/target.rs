@@ -10,6 +10,7 @@ use tokio::sync::Notify;
 
 use super::destination::Destination;
 use super::http_target::HttpTarget;
+use super::mqtt_target::MqttTarget;
 use super::nats_target::NatsTarget;
 use super::retry_policy::RetryPolicy;
 use crate::config::{self, ConfigError, HttpDestination, TargetKind};
@@ -45,7 +46,7 @@ pub struct Target {
 
 impl Target {
     /// Builds a target from its checked settings: reads its secret, CA
-    /// file or NATS credentials file. `field` names it in errors (`endpoint[0].target[1]`).
+    /// file, NATS credentials file or MQTT password. `field` names it in errors (`endpoint[0].target[1]`).
     pub fn build(
         endpoint_id: &str,
         settings: &config::Target,
@@ -62,6 +63,14 @@ impl Target {
             ),
             TargetKind::Nats(destination) => (
                 Sender::Ready(Arc::new(NatsTarget::new(destination, field)?)),
+                lease.max(destination.timeout * 2),
+            ),
+            TargetKind::Mqtt(destination) => (
+                Sender::Ready(Arc::new(MqttTarget::new(
+                    destination,
+                    settings.concurrency.get(),
+                    field,
+                )?)),
                 lease.max(destination.timeout * 2),
             ),
         };
