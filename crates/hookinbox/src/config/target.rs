@@ -13,6 +13,7 @@ use secrecy::SecretString;
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::checks::{non_zero_u32, non_zero_usize, positive};
+use super::mqtt_destination::{mqtt_destination, MqttDestination, MqttProtocol};
 use super::nats_subject::SubjectTemplate;
 use super::rabbitmq_target::{rabbitmq_destination, RabbitmqDestination, RABBITMQ_FIELDS};
 use super::redis_stream_target::{
@@ -63,6 +64,9 @@ pub enum TargetKind {
     /// An `XADD` to a Redis stream, DELIVERED once Redis answered it
     /// (`delivery::redis_stream_target`).
     RedisStream(RedisStreamDestination),
+    /// A QoS 1 MQTT publish, DELIVERED once the broker's PUBACK accepted
+    /// it (`delivery::mqtt_target`).
+    Mqtt(MqttDestination),
 }
 
 impl TargetKind {
@@ -74,6 +78,7 @@ impl TargetKind {
             TargetKind::Nats(_) => "nats",
             TargetKind::Rabbitmq(_) => "rabbitmq",
             TargetKind::RedisStream(_) => "redis_stream",
+            TargetKind::Mqtt(_) => "mqtt",
         }
     }
 }
@@ -160,6 +165,10 @@ impl Target {
                 REDIS_STREAM_FIELDS.refuse_others(&file, field)?;
                 TargetKind::RedisStream(redis_stream_destination(&file, field, base_dir)?)
             }
+            TargetKindName::Mqtt => {
+                MQTT_FIELDS.refuse_others(&file, field)?;
+                TargetKind::Mqtt(mqtt_destination(&file, field, base_dir)?)
+            }
         };
         Ok(Target {
             name: file.name,
@@ -206,16 +215,15 @@ impl KindFields {
 /// `handler`: runs in the embedding program, so takes none of them.
 const HANDLER_FIELDS: KindFields = KindFields {
     takes: &[],
-    refusal: "a handler target runs in-process and takes no url, secret, ca_file, \
-              subject, credentials_file or other connection setting",
+    refusal: "a handler target runs in-process and takes no url, secret, ca_file or \
+              other setting of a target it connects to",
 };
 
 /// `http`: a URL, the secret deliveries are signed with, and TLS roots.
 const HTTP_FIELDS: KindFields = KindFields {
     takes: &["url", "secret", "secret_env", "secret_file", "ca_file"],
-    refusal: "an http target takes url, secret (or secret_env, secret_file) and ca_file; \
-              this field is another kind's (subject and credentials_file: only nats targets \
-              take them)",
+    refusal: "an http target takes only url, secret (or secret_env, secret_file) and \
+              ca_file of the kind-specific fields",
 };
 
 fn http_destination(
@@ -271,8 +279,8 @@ fn http_destination(
 /// `nats`: servers, a subject, and a credentials file.
 const NATS_FIELDS: KindFields = KindFields {
     takes: &["url", "subject", "credentials_file"],
-    refusal: "a nats target takes url, subject and credentials_file: no secret or ca_file \
-              (credentials go in credentials_file), and this field is another kind's",
+    refusal: "a nats target takes only url, subject and credentials_file of the \
+              kind-specific fields (its credentials go in credentials_file)",
 };
 
 fn nats_destination(
@@ -305,6 +313,23 @@ fn nats_destination(
         timeout: positive(file.timeout, &sub("timeout"))?,
     })
 }
+
+/// `mqtt`: a broker, a topic, the protocol version, a user name and
+/// password, and TLS roots for `mqtts://` (built in `config::mqtt_destination`).
+const MQTT_FIELDS: KindFields = KindFields {
+    takes: &[
+        "url",
+        "ca_file",
+        "topic",
+        "protocol",
+        "username",
+        "password",
+        "password_env",
+        "password_file",
+    ],
+    refusal: "an mqtt target takes only url, topic, protocol, username, password (or \
+              password_env, password_file) and ca_file of the kind-specific fields",
+};
 
 /// One server of a nats target's `url`. Messages never repeat the URL: it
 /// might hold a password.
@@ -339,7 +364,7 @@ pub struct TargetFile {
     /// Unique within the endpoint; recorded on every delivery row.
     pub name: String,
     /// `http`; `nats` (a JetStream publish); `rabbitmq` (an AMQP publish);
-    /// `redis_stream` (an `XADD`); or `handler` for a program
+    /// `redis_stream` (an `XADD`); `mqtt` (a QoS 1 publish); or `handler` for a program
     /// that embeds hookinbox and registers a handler under this target's
     /// name (`delivery::HandlerRegistry`).
     pub kind: TargetKindName,
@@ -349,6 +374,8 @@ pub struct TargetFile {
     /// separated by commas. `rabbitmq`: `amqp://` or `amqps://` (TLS),
     /// with the vhost as its path (`%2f` is `/`). `redis_stream`:
     /// `redis://host:port/db`.
+    /// `mqtt`: the broker, `mqtt://host:port` (1883 by default) or
+    /// `mqtts://host:port` (TLS, 8883 by default).
     pub url: Option<String>,
     /// `http`: the Standard Webhooks secret (`whsec_…`) the internal app
     /// verifies with, inline (prefer `secret_env` or `secret_file`).
@@ -362,7 +389,7 @@ pub struct TargetFile {
     pub secret_env: Option<String>,
     /// `http`: the secret from a file (trailing newline trimmed; relative to the config file).
     pub secret_file: Option<PathBuf>,
-    /// `https` and `amqps` URLs: a PEM file of one or more CA certificates (relative to
+    /// `https`, `amqps` and `mqtts` URLs: a PEM file of one or more CA certificates (relative to
     /// the config file) that are then the only roots trusted for this
     /// target. Absent: Mozilla's roots.
     pub ca_file: Option<PathBuf>,
@@ -384,15 +411,32 @@ pub struct TargetFile {
     /// `redis_stream`: keep the stream near this many entries (`MAXLEN ~`).
     /// Absent: the stream is not trimmed.
     pub maxlen: Option<u64>,
-    /// `rabbitmq`, `redis_stream`: the password from an environment
+    /// `mqtt`: the topic events are published to; `{provider}`,
+    /// `{endpoint}` and `{event_type}` in it are each filled in as one
+    /// topic level.
+    pub topic: Option<String>,
+    /// `mqtt`: the MQTT version, `5` (default: the metadata as user
+    /// properties, a refused publish seen in the PUBACK) or `"3.1.1"`.
+    pub protocol: Option<MqttProtocol>,
+    /// `mqtt`: the user name sent to the broker.
+    pub username: Option<String>,
+    /// `mqtt`: the password sent with `username`, inline (prefer
+    /// `password_env` or `password_file`).
+    #[serde(
+        default,
+        deserialize_with = "super::inline_secret::deserialize",
+        skip_serializing
+    )]
+    pub password: Option<SecretString>,
+    /// `rabbitmq`, `redis_stream`, `mqtt`: the password from an environment
     /// variable, instead of one in the URL.
     pub password_env: Option<String>,
-    /// `rabbitmq`, `redis_stream`: the password from a file (trailing
+    /// `rabbitmq`, `redis_stream`, `mqtt`: the password from a file (trailing
     /// newline trimmed; relative to the config file).
     pub password_file: Option<PathBuf>,
     /// `http`: how long one attempt may take. `nats`, `rabbitmq`,
-    /// `redis_stream`: how long one attempt waits for the connection and
-    /// the broker's acknowledgement (PubAck, confirm, `XADD` reply).
+    /// `redis_stream`, `mqtt`: how long one attempt waits for the connection and
+    /// the broker's acknowledgement (PubAck, confirm, `XADD` reply, PUBACK).
     #[serde(default = "default_target_timeout", with = "humantime_serde")]
     pub timeout: Duration,
     /// Most attempts before the delivery is dead.
@@ -417,7 +461,7 @@ impl TargetFile {
     /// Each field only some kinds take, in the order the file documents
     /// them, and whether this target sets it. A kind's [`KindFields`] says
     /// which of them it takes.
-    fn kind_fields(&self) -> [(&'static str, bool); 13] {
+    fn kind_fields(&self) -> [(&'static str, bool); 17] {
         [
             ("url", self.url.is_some()),
             ("ca_file", self.ca_file.is_some()),
@@ -430,6 +474,10 @@ impl TargetFile {
             ("routing_key", self.routing_key.is_some()),
             ("stream", self.stream.is_some()),
             ("maxlen", self.maxlen.is_some()),
+            ("topic", self.topic.is_some()),
+            ("protocol", self.protocol.is_some()),
+            ("username", self.username.is_some()),
+            ("password", self.password.is_some()),
             ("password_env", self.password_env.is_some()),
             ("password_file", self.password_file.is_some()),
         ]
@@ -445,6 +493,7 @@ pub enum TargetKindName {
     Nats,
     Rabbitmq,
     RedisStream,
+    Mqtt,
 }
 
 fn default_target_timeout() -> Duration {

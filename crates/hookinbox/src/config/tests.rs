@@ -611,7 +611,7 @@ fn nats_target_rules_name_their_field() {
         (
             with_nats_target(&format!("{url}\n{subject}\nca_file = \"ca.pem\"")),
             "ca_file: ",
-            "no secret or ca_file",
+            "a nats target takes only url, subject and credentials_file",
         ),
         (
             with_nats_target(&format!("{url}\n{subject}\ntimeout = \"0s\"")),
@@ -623,7 +623,7 @@ fn nats_target_rules_name_their_field() {
                 "name = \"b\"\nkind = \"http\"\nurl = \"http://h/x\"\nsecret_env = \"S\"\n{subject}"
             )),
             "subject: ",
-            "only nats targets",
+            "an http target takes only url, secret",
         ),
         (
             with_target("name = \"b\"\nkind = \"handler\"\ncredentials_file = \"x.creds\""),
@@ -692,6 +692,12 @@ fn each_kind_refuses_every_kind_specific_field_it_does_not_take_naming_it() {
         ("secret_file", "secret_file = \"s\""),
         ("subject", "subject = \"hooks.x\""),
         ("credentials_file", "credentials_file = \"x.creds\""),
+        ("topic", "topic = \"hooks/x\""),
+        ("protocol", "protocol = 5"),
+        ("username", "username = \"u\""),
+        ("password", "password = \"p\""),
+        ("password_env", "password_env = \"P\""),
+        ("password_file", "password_file = \"p\""),
     ];
     // Each kind with what it needs, and the fields it does not take.
     let kinds = [
@@ -699,12 +705,43 @@ fn each_kind_refuses_every_kind_specific_field_it_does_not_take_naming_it() {
         (
             "http",
             "url = \"https://h/x\"\nsecret_env = \"S\"",
-            &["subject", "credentials_file"][..],
+            &[
+                "subject",
+                "credentials_file",
+                "topic",
+                "protocol",
+                "username",
+                "password",
+                "password_env",
+                "password_file",
+            ][..],
         ),
         (
             "nats",
             "url = \"nats://h:4222\"\nsubject = \"hooks.x\"",
-            &["ca_file", "secret", "secret_env", "secret_file"][..],
+            &[
+                "ca_file",
+                "secret",
+                "secret_env",
+                "secret_file",
+                "topic",
+                "protocol",
+                "username",
+                "password",
+                "password_env",
+                "password_file",
+            ][..],
+        ),
+        (
+            "mqtt",
+            "url = \"mqtt://h:1883\"\ntopic = \"hooks/x\"",
+            &[
+                "secret",
+                "secret_env",
+                "secret_file",
+                "subject",
+                "credentials_file",
+            ][..],
         ),
     ];
     for (kind, needs, refused) in kinds {
@@ -717,5 +754,142 @@ fn each_kind_refuses_every_kind_specific_field_it_does_not_take_naming_it() {
                 "{kind} with {name}: {error}"
             );
         }
+    }
+}
+
+fn with_mqtt_target(fields: &str) -> String {
+    with_target(&format!("name = \"b\"\nkind = \"mqtt\"\n{fields}"))
+}
+
+#[test]
+fn an_mqtt_target_with_tls_and_a_password_is_accepted() {
+    let settings = parse_at(&with_mqtt_target(
+        "url = \"mqtts://broker.internal\"\n\
+         topic = \"webhooks/{provider}/{endpoint}/{event_type}\"\n\
+         username = \"hookinbox\"\npassword_env = \"MQTT_PASSWORD\"\n\
+         ca_file = \"ca.pem\"\ntimeout = \"2s\"",
+    ))
+    .unwrap();
+    let TargetKind::Mqtt(mqtt) = &settings.endpoints[0].targets[0].kind else {
+        panic!("an mqtt target");
+    };
+    assert_eq!(
+        mqtt.broker,
+        MqttBroker {
+            host: "broker.internal".into(),
+            port: 8883,
+            tls: true
+        }
+    );
+    assert_eq!(mqtt.protocol, MqttProtocol::V5, "5 unless told otherwise");
+    assert_eq!(
+        mqtt.topic.render(TopicValues {
+            provider: "stripe",
+            endpoint: "billing",
+            event_type: Some("invoice.paid"),
+        }),
+        "webhooks/stripe/billing/invoice_paid"
+    );
+    assert_eq!(mqtt.username.as_deref(), Some("hookinbox"));
+    assert_eq!(
+        mqtt.password,
+        Some(SecretSource::Env("MQTT_PASSWORD".into()))
+    );
+    assert_eq!(
+        mqtt.ca_file.as_deref(),
+        Some(Path::new("/etc/hookinbox/ca.pem"))
+    );
+    assert_eq!(mqtt.timeout, Duration::from_secs(2));
+    // `config check` prints it as written, the password as its source.
+    let printed = serde_json::to_value(&settings.endpoints[0].targets[0]).unwrap();
+    assert_eq!(printed["kind"], "mqtt");
+    assert_eq!(printed["url"], "mqtts://broker.internal:8883");
+    assert_eq!(printed["protocol"], "5");
+    assert_eq!(printed["password"]["env"], "MQTT_PASSWORD");
+
+    let settings = parse_at(&with_mqtt_target(
+        "url = \"mqtt://127.0.0.1:1884\"\ntopic = \"t\"\nprotocol = \"3.1.1\"",
+    ))
+    .unwrap();
+    let TargetKind::Mqtt(mqtt) = &settings.endpoints[0].targets[0].kind else {
+        panic!("an mqtt target");
+    };
+    assert_eq!(mqtt.protocol, MqttProtocol::V311);
+    assert_eq!(mqtt.password, None);
+}
+
+#[test]
+fn mqtt_target_rules_name_their_field() {
+    let url = "url = \"mqtt://127.0.0.1:1883\"";
+    let topic = "topic = \"hooks/{endpoint}\"";
+    let cases = [
+        (with_mqtt_target(topic), "url: ", "needs a url"),
+        (
+            with_mqtt_target(&format!("url = \"nats://h:4222\"\n{topic}")),
+            "url: ",
+            "mqtt://host:port",
+        ),
+        (
+            with_mqtt_target(&format!("url = \"mqtt://u:pw-leak@h:1883\"\n{topic}")),
+            "url: ",
+            "password_env",
+        ),
+        (with_mqtt_target(url), "topic: ", "needs a topic"),
+        (
+            with_mqtt_target(&format!("{url}\ntopic = \"hooks/#\"")),
+            "topic: ",
+            "wildcards",
+        ),
+        (
+            with_mqtt_target(&format!("{url}\ntopic = \"hooks/{{type}}\"")),
+            "topic: ",
+            "`{type}` is not a placeholder",
+        ),
+        (
+            with_mqtt_target(&format!("{url}\n{topic}\nprotocol = 3")),
+            "",
+            "protocol must be 5 or \"3.1.1\"",
+        ),
+        (
+            with_mqtt_target(&format!("{url}\n{topic}\nca_file = \"ca.pem\"")),
+            "ca_file: ",
+            "only mqtts://",
+        ),
+        (
+            with_mqtt_target(&format!("{url}\n{topic}\npassword = \"pw-leak\"")),
+            "username: ",
+            "set username too",
+        ),
+        (
+            with_mqtt_target(&format!(
+                "{url}\n{topic}\nusername = \"u\"\npassword = \"pw-leak\"\npassword_env = \"P\""
+            )),
+            "password: ",
+            "not several",
+        ),
+        (
+            with_mqtt_target(&format!("{url}\n{topic}\nsubject = \"hooks.x\"")),
+            "subject: ",
+            "an mqtt target takes only url, topic",
+        ),
+        (
+            with_mqtt_target(&format!("{url}\n{topic}\ntimeout = \"0s\"")),
+            "timeout: ",
+            "longer than zero",
+        ),
+    ];
+    for (text, field, reason) in cases {
+        let error = refusal(&text);
+        if !field.is_empty() {
+            assert!(
+                error.starts_with(&format!("endpoint[0].target[0].{field}")),
+                "expected …{field}, got: {error}\n{text}"
+            );
+        }
+        assert!(
+            error.contains(reason),
+            "expected {reason:?} in: {error}\n{text}"
+        );
+        assert!(!error.contains("pw-leak"), "{error}");
     }
 }

@@ -8,6 +8,7 @@ pub mod destination;
 pub mod handler_target;
 pub mod http_target;
 pub mod liveness;
+pub mod mqtt_target;
 pub mod nats_target;
 pub mod rabbitmq_target;
 pub mod redis_stream_target;

@@ -10,6 +10,7 @@ use tokio::sync::Notify;
 
 use super::destination::Destination;
 use super::http_target::HttpTarget;
+use super::mqtt_target::MqttTarget;
 use super::nats_target::NatsTarget;
 use super::rabbitmq_target::RabbitmqTarget;
 use super::redis_stream_target::RedisStreamTarget;
@@ -47,7 +48,7 @@ pub struct Target {
 
 impl Target {
     /// Builds a target from its checked settings: reads its secret, CA
-    /// file or NATS credentials file. `field` names it in errors (`endpoint[0].target[1]`).
+    /// file, NATS credentials file or MQTT password. `field` names it in errors (`endpoint[0].target[1]`).
     pub fn build(
         endpoint_id: &str,
         settings: &config::Target,
@@ -72,6 +73,14 @@ impl Target {
             ),
             TargetKind::RedisStream(destination) => (
                 Sender::Ready(Arc::new(RedisStreamTarget::new(destination, field)?)),
+                lease.max(destination.timeout * 2),
+            ),
+            TargetKind::Mqtt(destination) => (
+                Sender::Ready(Arc::new(MqttTarget::new(
+                    destination,
+                    settings.concurrency.get(),
+                    field,
+                )?)),
                 lease.max(destination.timeout * 2),
             ),
         };

@@ -42,6 +42,7 @@ mod key_rotation;
 mod log_lines;
 mod metrics;
 mod monitoring;
+mod mqtt_target;
 mod nats_target;
 mod postgres_processes;
 mod postgres_service;

@@ -7,10 +7,11 @@
 
 #![allow(dead_code)]
 
-// The store's tests' TCP proxy, to lose NATS or PostgreSQL without stopping
+// The store's tests' TCP proxy, to lose NATS, MQTT or PostgreSQL without stopping
 // the machine's server.
 #[path = "../../../../hookinbox-store/tests/it/support/cut_proxy.rs"]
 pub mod cut_proxy;
+pub mod mqtt;
 pub mod nats;
 pub mod ordered_load;
 pub mod postgres;
