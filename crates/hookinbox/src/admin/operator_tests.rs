@@ -187,6 +187,7 @@ impl Admin {
             audit_headers: vec![("x-timestamp".into(), "1700000000".into())],
             matched_secret_version: "v1".into(),
             targets: vec!["sink".into()],
+            not_routed: Vec::new(),
             unsigned_metadata: UnsignedMetadata::default(),
             fingerprint_window_ms: None,
         };

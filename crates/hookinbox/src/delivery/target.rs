@@ -13,6 +13,7 @@ use super::http_target::HttpTarget;
 use super::nats_target::NatsTarget;
 use super::retry_policy::RetryPolicy;
 use crate::config::{self, ConfigError, HttpDestination, TargetKind};
+use crate::routing::TargetRoute;
 use crate::tls::client::TrustRoots;
 
 /// How events reach the target.
@@ -36,6 +37,8 @@ pub struct Target {
     pub sender: Sender,
     pub policy: RetryPolicy,
     pub concurrency: usize,
+    /// Which events it gets (`event_types`, `filter`).
+    pub route: TargetRoute,
     /// How long a lease lasts; the worker heartbeats at a third of it.
     pub lease: Duration,
     /// Poked by the ingress after a commit, so idle workers start at once
@@ -76,6 +79,7 @@ impl Target {
                 cap_ms: millis(settings.retry_cap),
             },
             concurrency: settings.concurrency.get(),
+            route: settings.route.clone(),
             lease,
             wakeup: Notify::new(),
         })
