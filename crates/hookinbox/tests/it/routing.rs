@@ -2,7 +2,9 @@
 //! through the real binary on both backends: a Stripe endpoint with three
 //! targets gets, for a mixed batch, exactly one delivery row per matching
 //! target and none for the others, records which targets it was routed to
-//! and which not, and an event no target takes is PROCESSED at once.
+//! and which not, and an event no target takes is PROCESSED at once. A
+//! filter that fails on an event (a missing field) does not match, is
+//! counted, and fails no request.
 
 use crate::support;
 
@@ -31,8 +33,9 @@ retry_cap = "1h"
 }
 
 /// The `n`th event of the batch: its type and amount cycle, so every
-/// combination of the three rules occurs.
-fn event(n: usize) -> (String, &'static str, i64) {
+/// combination of the three rules occurs; every seventh has no amount,
+/// so the filters that read it fail on it.
+fn event(n: usize) -> (String, &'static str, Option<i64>) {
     const TYPES: [&str; 5] = [
         "invoice.paid",
         "invoice.payment_failed",
@@ -40,7 +43,8 @@ fn event(n: usize) -> (String, &'static str, i64) {
         "customer.subscription.updated",
         "invoice.payment.action_required",
     ];
-    let amount = [500, 1000, 1001, 25_000][n % 4] as i64;
+    let amount = [500, 1000, 1001, 25_000][n % 4];
+    let amount = (n % 7 != 6).then_some(amount);
     (format!("evt_route_{n:04}"), TYPES[n % 5], amount)
 }
 
@@ -48,6 +52,7 @@ async fn three_targets_get_exactly_the_events_they_match(backend: Backend) {
     let storage = Storage::new(backend);
     let config = storage
         .config()
+        .extra("[admin]\nlisten = \"127.0.0.1:0\"\n")
         .endpoint("stripe", "stripe", "", STRIPE_SECRET)
         .extra(&target("billing", r#"event_types = ["invoice.*"]"#))
         .extra(&target(
@@ -66,8 +71,11 @@ filter = "body.data.object.amount >= 25000""#,
     const EVENTS: usize = 300;
     for n in 0..EVENTS {
         let (id, event_type, amount) = event(n);
+        let amount = amount
+            .map(|a| format!(r#","amount":{a}"#))
+            .unwrap_or_default();
         let body = format!(
-            r#"{{"id":"{id}","object":"event","type":"{event_type}","created":1700000000,"data":{{"object":{{"id":"obj_{n}","amount":{amount}}}}}}}"#
+            r#"{{"id":"{id}","object":"event","type":"{event_type}","created":1700000000,"data":{{"object":{{"id":"obj_{n}"{amount}}}}}}}"#
         );
         let answer = post(&client, &url, &stripe_signed(STRIPE_SECRET, &body, now())).await;
         assert_eq!(answer.status, 200, "{id}: {:?}", answer.body);
@@ -75,11 +83,23 @@ filter = "body.data.object.amount >= 25000""#,
 
     let mut expected: BTreeSet<(String, String)> = BTreeSet::new();
     let mut unrouted: BTreeSet<String> = BTreeSet::new();
+    let mut filter_errors = 0;
     for n in 0..EVENTS {
         let (id, event_type, amount) = event(n);
         let billing = event_type.starts_with("invoice.") && event_type.matches('.').count() == 1;
+        let subscription_type = event_type.starts_with("customer.subscription.");
+        let Some(amount) = amount else {
+            // fraud's filter fails; subscriptions' too, where its type let it run.
+            filter_errors += 1 + usize::from(subscription_type);
+            if billing {
+                expected.insert((id, "billing".to_owned()));
+            } else {
+                unrouted.insert(id);
+            }
+            continue;
+        };
         let fraud = amount > 1000;
-        let subscriptions = event_type.starts_with("customer.subscription.") && amount >= 25_000;
+        let subscriptions = subscription_type && amount >= 25_000;
         for (name, routed) in [
             ("billing", billing),
             ("fraud", fraud),
@@ -94,6 +114,12 @@ filter = "body.data.object.amount >= 25000""#,
         }
     }
     assert!(!unrouted.is_empty(), "the batch has events no target takes");
+    // A filter that fails does not match, is counted, and failed no request.
+    let admin = server.admin_address().await;
+    assert_eq!(
+        metric_value(admin, "hookinbox_filter_errors_total").await,
+        Some(filter_errors as f64)
+    );
 
     let reads = storage.reads().await;
     let events = storage.events().await;
