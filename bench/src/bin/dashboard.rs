@@ -107,6 +107,7 @@ fn new_event(n: usize, total: usize, now_ms: i64, target: Option<&str>) -> NewEv
         audit_headers: vec![("x-timestamp".into(), (received_at_ms / 1000).to_string())],
         matched_secret_version: "v1".into(),
         targets: target.map(|t| vec![t.to_owned()]).unwrap_or_default(),
+        not_routed: Vec::new(),
         unsigned_metadata: UnsignedMetadata::default(),
         fingerprint_window_ms: None,
     }

@@ -60,6 +60,7 @@ fn event(n: usize, body_bytes: usize, received_at_ms: i64) -> NewEvent {
         audit_headers: vec![("content-type".to_owned(), "application/json".to_owned())],
         matched_secret_version: "bench-1".to_owned(),
         targets: Vec::new(),
+        not_routed: Vec::new(),
         unsigned_metadata: UnsignedMetadata::default(),
         fingerprint_window_ms: None,
     }

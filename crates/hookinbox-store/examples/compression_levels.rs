@@ -149,6 +149,7 @@ fn payload_log_bytes(bodies: &[Vec<u8>]) -> anyhow::Result<u64> {
                     audit_headers: vec![],
                     matched_secret_version: "1".into(),
                     targets: vec![],
+                    not_routed: Vec::new(),
                     unsigned_metadata: UnsignedMetadata::default(),
                     fingerprint_window_ms: None,
                 };

@@ -135,7 +135,20 @@ pub struct EventDetail {
     /// that arrived as a webhook. A fetched event's body is the API's
     /// rendering of it, and its `matched_secret_version` is `api`.
     pub fetched_at_ms: Option<i64>,
+    /// The targets the event was routed to when it was accepted (one
+    /// delivery row each); `None` for rows from before they were recorded.
+    pub routed_to: Option<Vec<String>>,
+    /// The endpoint's targets whose `event_types` or `filter` did not take
+    /// it. Empty when every target took it; an event routed to none is
+    /// PROCESSED ("no target matched").
+    pub not_routed: Vec<String>,
     pub deliveries: Vec<DeliveryView>,
+}
+
+/// A target list column (`inbox.targets`, `inbox.not_routed`: a JSON
+/// array of names) as read; `None` for NULL or a value that is not one.
+pub(crate) fn target_list(column: Option<String>) -> Option<Vec<String>> {
+    column.and_then(|text| serde_json::from_str(&text).ok())
 }
 
 /// One delivery of an event to one target (one row per replay generation).

@@ -124,6 +124,10 @@ pub struct NewEvent {
     /// the event is stored PROCESSED: nothing is left to do for it, and a
     /// target added later does not pick it up behind the operator's back.
     pub targets: Vec<String>,
+    /// The endpoint's targets routing left out (their `event_types` or
+    /// `filter` did not take the event): recorded with it
+    /// (`inbox.not_routed`), no delivery row.
+    pub not_routed: Vec<String>,
     /// Metadata taken from unsigned request values, stored with the row.
     pub unsigned_metadata: UnsignedMetadata,
     /// Set when the event id is not covered by the signature, to the

@@ -20,6 +20,9 @@ pub(crate) struct PreparedEvent {
     /// The `targets` column: the endpoint's targets as a JSON array (`[]`:
     /// none, so the row is PROCESSED as it is inserted).
     pub(crate) targets: String,
+    /// The `not_routed` column: the targets routing left out as a JSON
+    /// array; `None` (NULL) when it left out none.
+    pub(crate) not_routed: Option<String>,
     pub(crate) event: NewEvent,
 }
 
@@ -34,11 +37,14 @@ impl PreparedEvent {
         let audit_headers = sealed::seal_audit_headers(keys, &id, &audit_json)?;
         let stored_body = StoredBody::new(keys, &id, &event.payload)?;
         let targets = serde_json::to_string(&event.targets).unwrap_or_else(|_| "[]".to_owned());
+        let not_routed = (!event.not_routed.is_empty())
+            .then(|| serde_json::to_string(&event.not_routed).unwrap_or_else(|_| "[]".to_owned()));
         Ok(PreparedEvent {
             id,
             audit_headers,
             stored_body,
             targets,
+            not_routed,
             event,
         })
     }

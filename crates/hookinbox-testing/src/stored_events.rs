@@ -39,6 +39,7 @@ pub fn lab_stored_event(event_id: &str, body: &[u8], received_at_ms: i64) -> New
         audit_headers: vec![("content-type".to_owned(), "application/json".to_owned())],
         matched_secret_version: "v1".to_owned(),
         targets: Vec::new(),
+        not_routed: Vec::new(),
         unsigned_metadata: UnsignedMetadata::default(),
         fingerprint_window_ms: None,
     }

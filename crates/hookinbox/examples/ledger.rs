@@ -239,6 +239,7 @@ async fn accept(app: &App, headers: &HeaderMap, body: Bytes) -> Result<bool, Ref
         audit_headers: Vec::new(),
         matched_secret_version: verified.matched_secret_version().to_owned(),
         targets: Vec::new(),
+        not_routed: Vec::new(),
         // `lab` signs its event id: the id alone tells two events apart.
         unsigned_metadata: UnsignedMetadata::default(),
         fingerprint_window_ms: None,

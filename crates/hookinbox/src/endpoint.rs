@@ -13,6 +13,7 @@ use secrecy::ExposeSecret;
 
 use crate::config::{self, ConfigError, Settings};
 use crate::delivery::target::Target;
+use crate::routing::{RoutedEvent, RoutingDecision};
 use crate::secrets::basic_auth::BasicAuth;
 use crate::secrets::secret_matches::SecretMatches;
 use crate::secrets::secret_rules;
@@ -213,6 +214,15 @@ impl Endpoint {
                     && media_type.starts_with("application/")
                     && media_type.ends_with("+json"))
         })
+    }
+
+    /// Which of the endpoint's targets `event` goes to (one delivery row
+    /// each), and which not.
+    pub fn route(&self, event: &RoutedEvent<'_>) -> RoutingDecision {
+        RoutingDecision::route(
+            self.targets.iter().map(|t| (t.name.as_str(), &t.route)),
+            event,
+        )
     }
 
     /// The names of the endpoint's delivery targets (one delivery row each per event).

@@ -18,6 +18,7 @@ use tokio_postgres::Row;
 use super::db_error::PgError;
 use super::pool::PostgresOptions;
 use crate::event_query::{self, Dialect, Value as QueryValue};
+use crate::event_view::target_list;
 use crate::key_check::{self, KeyCheck};
 use crate::sealed;
 use crate::stored_body::BodyRecord;
@@ -150,7 +151,7 @@ impl PostgresReader {
                         i.content_type, i.matched_secret_version, i.payload_sha256,
                         octet_length(p.payload),
                         CASE WHEN $2 THEN p.payload END, i.payload_key_id, i.fetched_at_ms,
-                        p.payload_format, p.payload_raw_len
+                        p.payload_format, p.payload_raw_len, i.targets, i.not_routed
                  FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
                  WHERE i.id = $1",
             )
@@ -188,6 +189,8 @@ impl PostgresReader {
             payload_sha256: sha256.iter().map(|b| format!("{b:02x}")).collect(),
             payload_bytes,
             fetched_at_ms: row.try_get(16)?,
+            routed_to: target_list(row.try_get(19)?),
+            not_routed: target_list(row.try_get(20)?).unwrap_or_default(),
             deliveries: Vec::new(),
         };
         let deliveries = client

@@ -199,6 +199,13 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE inbox_payload ADD COLUMN payload_format smallint;   -- NULL or 0: as received; 1: one zstd frame
     ALTER TABLE inbox_payload ADD COLUMN payload_raw_len bigint;    -- length of the body as received
     "#,
+    // 12 (#21, routing): the endpoint's targets whose `event_types` or
+    // `filter` did not take the event, as a JSON array; `targets` (4) holds
+    // those it was routed to. NULL: every target took it (and every row
+    // from before routing).
+    r#"
+    ALTER TABLE inbox ADD COLUMN not_routed text;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -26,9 +26,10 @@ const INSERT_INBOX: &str = "
         id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
         provider_created_at, received_at_ms, content_type, payload_sha256,
         audit_headers, matched_secret_version, payload_segment, payload_offset, payload_len,
-        unsigned_metadata, payload_key_id, targets, status, payload_format, payload_raw_len
+        unsigned_metadata, payload_key_id, targets, status, payload_format, payload_raw_len,
+        not_routed
     ) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
-              ?21, ?22)
+              ?21, ?22, ?23)
     ON CONFLICT (endpoint_id, provider_event_id) DO NOTHING";
 
 /// The row holding an (endpoint, event id), its fingerprint, and whether
@@ -66,6 +67,7 @@ pub(crate) fn accept(
         audit_headers,
         stored_body,
         targets,
+        not_routed,
         event,
     } = prepared;
     if let Some(window_ms) = event.fingerprint_window_ms {
@@ -113,6 +115,7 @@ pub(crate) fn accept(
         prepared.initial_status().as_str(),
         stored_body.format.column(),
         stored_body.raw_len_column(),
+        not_routed,
     ])? == 1;
     if !inserted {
         payloads.rollback_to(before_body);

@@ -17,6 +17,7 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 use super::payload_log::{self, Open, PayloadFiles, PayloadRef};
 use crate::event_query::{self, Dialect, Value as QueryValue};
+use crate::event_view::target_list;
 use crate::key_check::{self, KeyCheck};
 use crate::sealed;
 use crate::stored_body::BodyRecord;
@@ -298,7 +299,8 @@ impl SqliteReader {
                             i.received_at_ms, i.object_id, i.object_version, i.provider_created_at,
                             i.content_type, i.matched_secret_version,
                             i.payload_sha256, i.payload_segment, i.payload_offset, i.payload_len, p.payload,
-                            i.payload_key_id, i.payload_format, i.payload_raw_len, i.fetched_at_ms
+                            i.payload_key_id, i.payload_format, i.payload_raw_len, i.fetched_at_ms,
+                            i.targets, i.not_routed
                      FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
                      WHERE i.id = ?1",
                 )?
@@ -320,6 +322,8 @@ impl SqliteReader {
                                 .collect(),
                             payload_bytes: stored.len(),
                             fetched_at_ms,
+                            routed_to: target_list(row.get(21)?),
+                            not_routed: target_list(row.get(22)?).unwrap_or_default(),
                             deliveries: Vec::new(),
                         },
                         stored,

@@ -192,6 +192,13 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE inbox ADD COLUMN payload_format INTEGER;   -- NULL or 0: as received; 1: one zstd frame
     ALTER TABLE inbox ADD COLUMN payload_raw_len INTEGER;  -- length of the body as received
     "#,
+    // 14 (#21, routing): the endpoint's targets whose `event_types` or
+    // `filter` did not take the event, as a JSON array; `targets` (6) holds
+    // those it was routed to. NULL: every target took it (and every row
+    // from before routing).
+    r#"
+    ALTER TABLE inbox ADD COLUMN not_routed TEXT;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -64,6 +64,7 @@ conformance! {
         signed_ids_with_one_body_are_two_events,
         bodies_are_read_back_exactly_and_never_replaced,
         delivered_event_becomes_processed,
+        an_event_records_the_targets_it_was_routed_to_and_not,
         leased_events_come_with_the_event_load_event_reads,
         an_event_is_processed_once_all_its_targets_are_done,
         retries_wait_and_dead_fails_then_replay_delivers,
@@ -270,6 +271,56 @@ async fn signed_ids_with_one_body_are_two_events(backend: &Backend) {
     assert_eq!(store.stats().await.unwrap().total, 2);
     let stored = store.load_event(&first).await.unwrap().unwrap();
     assert!(stored.unsigned_metadata.is_empty());
+}
+
+/// Routing's record (`targets`, `not_routed`): one delivery row per routed
+/// target, none for the others, both lists read back; routed to none, the
+/// event is PROCESSED as it is inserted.
+async fn an_event_records_the_targets_it_was_routed_to_and_not(backend: &Backend) {
+    let store = &backend.store;
+    let mut some = event("a", "routed", b"{}");
+    some.targets = vec!["billing".into()];
+    some.not_routed = vec!["fraud".into(), "ci".into()];
+    let some = inserted(store, some).await;
+    let (detail, _) = backend
+        .reads
+        .show_event(&some, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(detail.routed_to, Some(vec!["billing".to_owned()]));
+    assert_eq!(detail.not_routed, ["fraud", "ci"]);
+    assert_eq!(detail.summary.status, "ACCEPTED");
+    let targets: Vec<&str> = detail
+        .deliveries
+        .iter()
+        .map(|d| d.target.as_str())
+        .collect();
+    assert_eq!(targets, ["billing"]);
+
+    let mut none = event("a", "unrouted", b"{}");
+    none.not_routed = vec!["billing".into()];
+    let none = inserted(store, none).await;
+    let (detail, _) = backend
+        .reads
+        .show_event(&none, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(detail.summary.status, "PROCESSED", "no target matched");
+    assert_eq!(detail.routed_to, Some(Vec::new()));
+    assert_eq!(detail.not_routed, ["billing"]);
+    assert!(detail.deliveries.is_empty());
+
+    let all = inserted(store, event_for_target("all", None)).await;
+    let (detail, _) = backend
+        .reads
+        .show_event(&all, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(detail.routed_to, Some(vec!["t".to_owned()]));
+    assert!(detail.not_routed.is_empty());
 }
 
 async fn delivered_event_becomes_processed(backend: &Backend) {

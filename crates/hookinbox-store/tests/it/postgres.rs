@@ -72,10 +72,11 @@ async fn bodies_stored_before_migration_8_are_found_by_the_raw_payload_rule() {
     let old = inserted(&store, event("a", "before-8", b"{\"old\":1}")).await;
     drop(store);
     // Back to schema 7, as a database written by an earlier release
-    // (migration 9 undone too: it dropped `delivery_inbox`; and 10, 11).
+    // (migration 9 undone too: it dropped `delivery_inbox`; and 10, 11, 12).
     schema
         .execute(
-            "ALTER TABLE inbox_payload DROP COLUMN payload_format, DROP COLUMN payload_raw_len; \
+            "ALTER TABLE inbox DROP COLUMN not_routed; \
+             ALTER TABLE inbox_payload DROP COLUMN payload_format, DROP COLUMN payload_raw_len; \
              DROP TABLE encryption_key_check; \
              DROP INDEX inbox_payload_received, inbox_key_id, delivery_dead; \
              ALTER TABLE inbox_payload DROP COLUMN received_at_ms; \

@@ -169,6 +169,23 @@ impl Admin {
 
     /// Accepts an event on `lab` for target `sink`, received at `received_at_ms`.
     async fn accept(&self, event_id: &str, event_type: &str, received_at_ms: i64) -> String {
+        self.accept_routed(event_id, event_type, received_at_ms, true)
+            .await
+    }
+
+    /// As [`Admin::accept`]; routed to `sink` or, when not `routed`, to no target.
+    async fn accept_routed(
+        &self,
+        event_id: &str,
+        event_type: &str,
+        received_at_ms: i64,
+        routed: bool,
+    ) -> String {
+        let (targets, not_routed) = if routed {
+            (vec!["sink".into()], Vec::new())
+        } else {
+            (Vec::new(), vec!["sink".into()])
+        };
         let body = Bytes::from(format!(
             "{{\"id\":\"{event_id}\",\"type\":\"{event_type}\"}}"
         ));
@@ -186,7 +203,8 @@ impl Admin {
             payload: body,
             audit_headers: vec![("x-timestamp".into(), "1700000000".into())],
             matched_secret_version: "v1".into(),
-            targets: vec!["sink".into()],
+            targets,
+            not_routed,
             unsigned_metadata: UnsignedMetadata::default(),
             fingerprint_window_ms: None,
         };
@@ -662,6 +680,28 @@ async fn the_dashboard_signs_in_with_the_token_and_refuses_forms_without_csrf() 
         303,
         "the session ended with the sign-out"
     );
+}
+
+#[tokio::test]
+async fn an_event_no_target_took_says_so_in_the_api_and_the_dashboard() {
+    let admin = Admin::start();
+    let id = admin
+        .accept_routed("skipped", "charge.refunded", 1_000, false)
+        .await;
+    let event = admin
+        .send(Sent::get(&format!("/admin/events/{id}")).bearer())
+        .await
+        .json();
+    assert_eq!(event["status"], "PROCESSED");
+    assert_eq!(event["routed_to"], json!([]));
+    assert_eq!(event["not_routed"], json!(["sink"]));
+    let (cookie, _) = admin.sign_in().await;
+    let page = admin
+        .send(Sent::get(&format!("/ui/events/{id}")).header("cookie", &cookie))
+        .await
+        .text();
+    assert!(page.contains("No deliveries: no target matched"), "{page}");
+    assert!(page.contains("<dt>Not routed</dt><dd>sink</dd>"), "{page}");
 }
 
 #[tokio::test]

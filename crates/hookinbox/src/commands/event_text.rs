@@ -30,6 +30,17 @@ pub fn write_event(out: &mut impl Write, event: &EventDetail) -> io::Result<()> 
             date_ms(fetched)
         )?;
     }
+    // Said only when routing left a target out: otherwise the deliveries
+    // below name every target.
+    if !event.not_routed.is_empty() {
+        let routed = event.routed_to.as_deref().unwrap_or_default();
+        if routed.is_empty() {
+            writeln!(out, "routed to  no target matched")?;
+        } else {
+            writeln!(out, "routed to  {}", routed.join(", "))?;
+        }
+        writeln!(out, "not routed {}", event.not_routed.join(", "))?;
+    }
     if let Some(created) = event.provider_created_at {
         writeln!(
             out,
@@ -141,6 +152,8 @@ mod tests {
             payload_sha256: "9f86d081".into(),
             payload_bytes: Some(1234),
             fetched_at_ms: None,
+            routed_to: Some(vec!["sink".into()]),
+            not_routed: Vec::new(),
             deliveries,
         }
     }

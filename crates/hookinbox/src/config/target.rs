@@ -12,6 +12,8 @@ use hyper::Uri;
 use secrecy::SecretString;
 use serde::{Deserialize, Serialize, Serializer};
 
+use crate::routing::{EventTypePatterns, TargetFilter, TargetRoute};
+
 use super::checks::{non_zero_u32, non_zero_usize, positive};
 use super::mqtt_destination::{mqtt_destination, MqttDestination, MqttProtocol};
 use super::nats_subject::SubjectTemplate;
@@ -30,6 +32,9 @@ pub struct Target {
     /// `kind`, with what that kind needs.
     #[serde(flatten)]
     pub kind: TargetKind,
+    /// `event_types` and `filter`: which events it gets.
+    #[serde(flatten)]
+    pub route: TargetRoute,
     /// Attempts before the delivery is dead.
     pub max_attempts: NonZeroU32,
     /// Oldest a delivery may get before it is dead.
@@ -170,9 +175,11 @@ impl Target {
                 TargetKind::Mqtt(mqtt_destination(&file, field, base_dir)?)
             }
         };
+        let route = target_route(&file, field)?;
         Ok(Target {
             name: file.name,
             kind,
+            route,
             max_attempts: non_zero_u32(file.max_attempts, &sub("max_attempts"))?,
             max_age: positive(file.max_age, &sub("max_age"))?,
             concurrency: non_zero_usize(file.concurrency, &sub("concurrency"))?,
@@ -180,6 +187,37 @@ impl Target {
             retry_cap: file.retry_cap,
         })
     }
+}
+
+/// `event_types` and `filter`, compiled; errors name the target and, for
+/// a filter that does not parse, the line and column.
+fn target_route(file: &TargetFile, field: &str) -> Result<TargetRoute, ConfigError> {
+    let event_types = file
+        .event_types
+        .as_deref()
+        .map(EventTypePatterns::compile)
+        .transpose()
+        .map_err(|why| {
+            ConfigError::invalid(
+                format!("{field}.event_types"),
+                format!("target `{}`: {why}", file.name),
+            )
+        })?;
+    let filter = file
+        .filter
+        .as_deref()
+        .map(TargetFilter::compile)
+        .transpose()
+        .map_err(|why| {
+            ConfigError::invalid(
+                format!("{field}.filter"),
+                format!("target `{}`: {why}", file.name),
+            )
+        })?;
+    Ok(TargetRoute {
+        event_types,
+        filter,
+    })
 }
 
 /// The fields of `[[endpoint.target]]` that only some kinds take, which a
@@ -368,6 +406,14 @@ pub struct TargetFile {
     /// that embeds hookinbox and registers a handler under this target's
     /// name (`delivery::HandlerRegistry`).
     pub kind: TargetKindName,
+    /// Glob patterns the event type must match for this target to get the
+    /// event (`["invoice.*"]`; `.` and `/` separate segments, `*` stays
+    /// within one, `**` spans several). Absent: every type.
+    pub event_types: Option<Vec<String>>,
+    /// A CEL expression over `event`, `headers` and `body` that must be
+    /// true for this target to get the event (docs/delivery.md, "Routing").
+    /// Absent: every event.
+    pub filter: Option<String>,
     /// `http`: the internal URL the raw body is POSTed to: `http://`, or
     /// `https://` (TLS, certificate and host name always verified).
     /// `nats`: the server, `nats://host:port`; several (one cluster)

@@ -16,6 +16,7 @@ use super::rabbitmq_target::RabbitmqTarget;
 use super::redis_stream_target::RedisStreamTarget;
 use super::retry_policy::RetryPolicy;
 use crate::config::{self, ConfigError, HttpDestination, TargetKind};
+use crate::routing::TargetRoute;
 use crate::tls::client::TrustRoots;
 
 /// How events reach the target.
@@ -39,6 +40,8 @@ pub struct Target {
     pub sender: Sender,
     pub policy: RetryPolicy,
     pub concurrency: usize,
+    /// Which events it gets (`event_types`, `filter`).
+    pub route: TargetRoute,
     /// How long a lease lasts; the worker heartbeats at a third of it.
     pub lease: Duration,
     /// Poked by the ingress after a commit, so idle workers start at once
@@ -95,6 +98,7 @@ impl Target {
                 cap_ms: millis(settings.retry_cap),
             },
             concurrency: settings.concurrency.get(),
+            route: settings.route.clone(),
             lease,
             wakeup: Notify::new(),
         })

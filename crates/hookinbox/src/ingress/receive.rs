@@ -22,6 +22,7 @@ use crate::app_state::AppState;
 use crate::clock;
 use crate::endpoint::{Endpoint, NotVerified};
 use crate::failpoint::Failpoint;
+use crate::routing::RoutedEvent;
 use crate::telemetry::{
     AcceptedEvent, CommitFailed, CommitTimedOut, IngressOutcome, SecretVersionMatched,
 };
@@ -190,6 +191,25 @@ async fn pipeline(
     endpoint.apply_ordering(&mut envelope, &body);
     // 9. durable accept (with the outbox rows), then the answer
     let event_id = envelope.event_id.clone();
+    let content_type = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let audit_headers = audit_headers(&headers);
+    // Routing runs before the commit, so the delivery rows it decides on
+    // are inserted with the event (docs/architecture.md §5).
+    let routing = endpoint.route(&RoutedEvent {
+        provider: endpoint.provider,
+        endpoint: &endpoint.id,
+        id: &envelope.event_id,
+        event_type: envelope.event_type.as_deref(),
+        received_at_ms,
+        matched_secret_version: &matched_secret_version,
+        headers: &audit_headers,
+        content_type: content_type.as_deref(),
+        body: &body,
+    });
     let event = NewEvent {
         endpoint_id: endpoint.id.clone(),
         provider: endpoint.provider.to_owned(),
@@ -199,16 +219,13 @@ async fn pipeline(
         object_version: envelope.object_version,
         provider_created_at: envelope.created_at,
         received_at_ms,
-        content_type: parts
-            .headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned),
+        content_type,
         payload: body,
         fingerprint,
-        audit_headers: audit_headers(&headers),
+        audit_headers,
         matched_secret_version,
-        targets: endpoint.target_names(),
+        targets: routing.routed,
+        not_routed: routing.not_routed,
         unsigned_metadata: UnsignedMetadata {
             event_id: unsigned.event_id,
             event_type: unsigned.event_type,

@@ -16,6 +16,7 @@ use super::sources::Sources;
 use super::stripe::{SourceError, StripeSource};
 use crate::config::Settings;
 use crate::endpoint::{Endpoint, Endpoints};
+use crate::routing::RoutedEvent;
 
 /// The secret version recorded with a fetched event: no signature
 /// verified it; the provider's API served it, over TLS, to the API key.
@@ -271,6 +272,18 @@ fn fetched_event(
     body: Bytes,
     now_ms: i64,
 ) -> NewEvent {
+    // Routed as ingress routes a webhook (docs/delivery.md, "Routing").
+    let routing = endpoint.route(&RoutedEvent {
+        provider: endpoint.provider,
+        endpoint: &endpoint.id,
+        id: &envelope.event_id,
+        event_type: envelope.event_type.as_deref(),
+        received_at_ms: now_ms,
+        matched_secret_version: FETCHED_SECRET_VERSION,
+        headers: &[],
+        content_type: Some("application/json"),
+        body: &body,
+    });
     NewEvent {
         endpoint_id: endpoint.id.clone(),
         provider: endpoint.provider.to_owned(),
@@ -285,7 +298,8 @@ fn fetched_event(
         payload: body,
         audit_headers: Vec::new(),
         matched_secret_version: FETCHED_SECRET_VERSION.into(),
-        targets: endpoint.target_names(),
+        targets: routing.routed,
+        not_routed: routing.not_routed,
         unsigned_metadata: UnsignedMetadata::default(),
         fingerprint_window_ms: endpoint.fingerprint_window_ms(),
     }

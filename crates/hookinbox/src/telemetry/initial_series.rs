@@ -20,6 +20,13 @@ impl InitialSeries<'_> {
                 metrics::counter!(name, "endpoint" => endpoint.id.clone()).increment(0);
             }
             for target in &endpoint.targets {
+                if target.route.filter.is_some() {
+                    metrics::counter!(
+                        "hookinbox_filter_errors_total",
+                        "endpoint" => endpoint.id.clone(), "target" => target.name.clone()
+                    )
+                    .increment(0);
+                }
                 for outcome in ["delivered", "retry", "dead"] {
                     metrics::counter!(
                         "hookinbox_deliveries_total",

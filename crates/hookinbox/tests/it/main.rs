@@ -59,5 +59,6 @@ mod refusals;
 mod reload;
 mod replay_unsigned_id;
 mod retention;
+mod routing;
 mod secret_rules;
 mod segment_identity;

@@ -309,6 +309,7 @@ pub fn event(endpoint: &str, id: &str, body: &'static [u8]) -> NewEvent {
         audit_headers: vec![("x-timestamp".into(), "1".into())],
         matched_secret_version: "1".into(),
         targets: vec![],
+        not_routed: Vec::new(),
         unsigned_metadata: UnsignedMetadata::default(),
         fingerprint_window_ms: None,
     }

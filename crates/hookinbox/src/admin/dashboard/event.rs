@@ -80,6 +80,10 @@ pub async fn page(
                 }
             }
             dt { "Secret version" } dd { (event.matched_secret_version) }
+            @if !event.not_routed.is_empty() {
+                dt { "Routed to" } dd { (routed_to(&event)) }
+                dt { "Not routed" } dd { (event.not_routed.join(", ")) }
+            }
         }
         p {
             a.button href={ "/ui/events/" (summary.id) "/replay" } { "Replay…" }
@@ -90,7 +94,11 @@ pub async fn page(
         }
         h2 { "Deliveries" }
         @if event.deliveries.is_empty() {
-            p { "No deliveries: the endpoint had no targets when the event arrived." }
+            @if event.not_routed.is_empty() {
+                p { "No deliveries: the endpoint had no targets when the event arrived." }
+            } @else {
+                p { "No deliveries: no target matched (their event_types or filter did not take it)." }
+            }
         }
         @for delivery in &event.deliveries {
             (delivery_table(delivery, now))
@@ -222,4 +230,12 @@ pub async fn replay(
         )
         .await?;
     Ok(Redirect::to(&format!("/ui/events/{id}?replayed=1")).into_response())
+}
+
+/// The targets routing sent the event to, or that none took it.
+fn routed_to(event: &EventDetail) -> String {
+    match event.routed_to.as_deref() {
+        Some(routed) if !routed.is_empty() => routed.join(", "),
+        _ => "no target matched".to_owned(),
+    }
 }

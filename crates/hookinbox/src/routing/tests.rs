@@ -1,0 +1,229 @@
+//! The routing layer over the repository's real provider samples
+//! (`crates/hookinbox-verify/tests/fixtures`): Stripe, GitHub and Shopify.
+
+use base64::Engine;
+
+use super::filter_input::FilterInput;
+use super::target_filter::{FilterCompileError, FilterRunError};
+use super::*;
+
+const STRIPE: &str = include_str!("../../../hookinbox-verify/tests/fixtures/stripe.jsonl");
+const GITHUB: &str = include_str!("../../../hookinbox-verify/tests/fixtures/github.jsonl");
+const SHOPIFY: &str =
+    include_str!("../../../hookinbox-verify/tests/fixtures/documented/hmac_formula.jsonl");
+
+/// One sample request: its headers (lowercase names) and body.
+struct Sample {
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Sample {
+    fn named(fixtures: &str, name: &str) -> Sample {
+        let line = fixtures
+            .lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("fixture is JSON"))
+            .find(|fixture| fixture["name"] == name)
+            .expect("fixture present");
+        let request = &line["request"];
+        let body = base64::engine::general_purpose::STANDARD
+            .decode(request["body_b64"].as_str().expect("body_b64"))
+            .expect("base64 body");
+        let headers = request["headers"]
+            .as_array()
+            .expect("headers")
+            .iter()
+            .map(|pair| {
+                (
+                    pair[0].as_str().expect("name").to_ascii_lowercase(),
+                    pair[1].as_str().expect("value").to_owned(),
+                )
+            })
+            .collect();
+        Sample { headers, body }
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn event<'a>(&'a self, provider: &'a str, event_type: Option<&'a str>) -> RoutedEvent<'a> {
+        RoutedEvent {
+            provider,
+            endpoint: "ep",
+            id: "evt_1",
+            event_type,
+            received_at_ms: 1_767_225_600_000,
+            matched_secret_version: "current",
+            headers: &self.headers,
+            content_type: self.header("content-type"),
+            body: &self.body,
+        }
+    }
+}
+
+fn patterns(list: &[&str]) -> EventTypePatterns {
+    EventTypePatterns::compile(&list.iter().map(|p| (*p).to_owned()).collect::<Vec<_>>())
+        .expect("patterns compile")
+}
+
+fn route(event_types: Option<&[&str]>, filter: Option<&str>) -> TargetRoute {
+    TargetRoute {
+        event_types: event_types.map(patterns),
+        filter: filter.map(|f| TargetFilter::compile(f).expect("filter compiles")),
+    }
+}
+
+fn run(route: &TargetRoute, event: &RoutedEvent<'_>) -> Result<bool, FilterRunError> {
+    let context = FilterInput::new(event).context();
+    route.matches(event.event_type, || &context)
+}
+
+#[test]
+fn a_star_stays_within_one_segment() {
+    let invoices = patterns(&["invoice.*", "customer.subscription.*"]);
+    assert!(invoices.matches(Some("invoice.paid")));
+    assert!(invoices.matches(Some("customer.subscription.updated")));
+    assert!(!invoices.matches(Some("invoice.payment.failed")));
+    assert!(!invoices.matches(Some("invoice")));
+    assert!(!invoices.matches(Some("customer.created")));
+    assert!(!invoices.matches(Some("Invoice.paid")), "case-sensitive");
+    assert!(
+        !invoices.matches(None),
+        "an untyped event matches no pattern"
+    );
+}
+
+#[test]
+fn a_double_star_spans_segments_and_a_slash_separates_like_a_dot() {
+    let deep = patterns(&["invoice.**"]);
+    assert!(deep.matches(Some("invoice.payment.failed")));
+    assert!(deep.matches(Some("invoice.paid")));
+    let shopify = patterns(&["orders/*"]);
+    assert!(shopify.matches(Some("orders/create")));
+    assert!(!shopify.matches(Some("products/create")));
+    assert!(patterns(&["{invoice,charge}.*"]).matches(Some("charge.refunded")));
+}
+
+#[test]
+fn a_pattern_that_is_not_a_glob_or_an_empty_list_is_refused() {
+    let error = EventTypePatterns::compile(&["invoice.[".to_owned()]).expect_err("refused");
+    assert!(error.contains("invoice.["), "{error}");
+    assert!(EventTypePatterns::compile(&[]).is_err());
+}
+
+#[test]
+fn stripe_invoice_over_an_amount_matches_and_under_it_does_not() {
+    let sample = Sample::named(STRIPE, "stripe/valid");
+    let event = sample.event("stripe", Some("invoice.paid"));
+    let over = route(
+        Some(&["invoice.*"]),
+        Some(
+            r#"event.provider == "stripe" && body.data.object.amount_paid > 1000 && body.data.object.currency == "eur""#,
+        ),
+    );
+    assert_eq!(run(&over, &event), Ok(true));
+    let under = route(None, Some("body.data.object.amount_paid > 5000"));
+    assert_eq!(run(&under, &event), Ok(false));
+    let other_type = route(Some(&["charge.*"]), None);
+    assert_eq!(run(&other_type, &event), Ok(false));
+}
+
+#[test]
+fn github_pull_request_is_routed_by_header_and_body() {
+    let sample = Sample::named(GITHUB, "github/valid");
+    let event = sample.event("github", Some("pull_request"));
+    let filter = route(
+        None,
+        Some(
+            r#"headers["x-github-event"] == "pull_request" && body.action == "opened" && body.repository.full_name.startsWith("octo-org/")"#,
+        ),
+    );
+    assert_eq!(run(&filter, &event), Ok(true));
+    let pushes_to_main = route(
+        None,
+        Some(r#"headers["x-github-event"] == "push" && body.ref == "refs/heads/main""#),
+    );
+    assert_eq!(run(&pushes_to_main, &event), Ok(false));
+}
+
+#[test]
+fn a_body_without_a_json_content_type_is_absent_and_a_filter_on_it_does_not_match() {
+    let sample = Sample::named(SHOPIFY, "shopify/valid");
+    assert_eq!(sample.header("content-type"), None);
+    let event = sample.event("shopify", sample.header("x-shopify-topic"));
+    let on_topic = route(
+        Some(&["orders/*"]),
+        Some(r#"headers["x-shopify-topic"] == "orders/create""#),
+    );
+    assert_eq!(run(&on_topic, &event), Ok(true));
+    let on_body = route(None, Some(r#"body.total_price == "19.99""#));
+    assert_eq!(run(&on_body, &event), Err(FilterRunError::AbsentVariable));
+    let json = RoutedEvent {
+        content_type: Some("application/json; charset=utf-8"),
+        ..event
+    };
+    assert_eq!(run(&on_body, &json), Ok(true));
+}
+
+#[test]
+fn a_form_body_exposes_its_fields_and_parses_a_json_payload_field() {
+    let body = b"payload=%7B%22ref%22%3A%22refs%2Fheads%2Fmain%22%7D&kind=push";
+    let headers = Vec::new();
+    let event = RoutedEvent {
+        provider: "github",
+        endpoint: "ep",
+        id: "d1",
+        event_type: Some("push"),
+        received_at_ms: 0,
+        matched_secret_version: "current",
+        headers: &headers,
+        content_type: Some("application/x-www-form-urlencoded"),
+        body,
+    };
+    let filter = route(
+        None,
+        Some(r#"body.payload.ref == "refs/heads/main" && body.kind == "push""#),
+    );
+    assert_eq!(run(&filter, &event), Ok(true));
+}
+
+#[test]
+fn run_time_failures_do_not_match_and_are_named() {
+    let sample = Sample::named(STRIPE, "stripe/valid");
+    let event = sample.event("stripe", Some("invoice.paid"));
+    let missing = route(None, Some("body.data.object.amount > 1000"));
+    assert_eq!(run(&missing, &event), Err(FilterRunError::MissingField));
+    let wrong_type = route(None, Some("body.data.object.currency > 1000"));
+    assert_eq!(run(&wrong_type, &event), Err(FilterRunError::Failed));
+    let decision = RoutingDecision::route(
+        [("fraud", &missing), ("all", &TargetRoute::default())],
+        &event,
+    );
+    assert_eq!(decision.routed, ["all"]);
+    assert_eq!(decision.not_routed, ["fraud"]);
+}
+
+#[test]
+fn config_time_errors_name_the_position_or_the_type() {
+    let syntax = TargetFilter::compile("event.type == ").expect_err("syntax");
+    assert!(matches!(syntax, FilterCompileError::Syntax(_)));
+    assert!(syntax.to_string().contains("<input>:1:"), "{syntax}");
+    for not_typed in [
+        "event.type > 5",
+        "event.received_at_ms + \"x\" == 1",
+        "evnt.type == \"invoice.paid\"",
+        "event.type",
+    ] {
+        let error = TargetFilter::compile(not_typed).expect_err(not_typed);
+        assert!(
+            matches!(error, FilterCompileError::Type(_)),
+            "{not_typed}: {error}"
+        );
+    }
+    TargetFilter::compile("body.data.object.amount > 1000").expect("body fields are data");
+    TargetFilter::compile(r#"headers["x-github-event"] == "push""#).expect("headers are data");
+}
