@@ -42,6 +42,7 @@ mod log_lines;
 mod metrics;
 mod monitoring;
 mod nats_target;
+mod otel_traces;
 mod postgres_processes;
 mod postgres_service;
 mod providers_catalogue;

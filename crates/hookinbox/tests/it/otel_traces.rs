@@ -1,0 +1,207 @@
+//! OpenTelemetry traces end to end, against the real binary: a collector
+//! (a capturing HTTP server decoding the real OTLP protobuf messages)
+//! receives, for one webhook sent with a `traceparent`, the ingress span
+//! parented on it and the delivery span in the same trace, and the HTTP
+//! target sees a `traceparent` of that trace. With the collector down,
+//! every request is still answered and the spans dropped are counted.
+
+use crate::support;
+
+use std::time::Duration;
+
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::any_value::Value;
+use opentelemetry_proto::tonic::trace::v1::Span;
+use prost::Message;
+use support::*;
+
+/// The provider's own span, as its `traceparent` names it.
+const SENT_TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const SENT_SPAN_ID: &str = "00f067aa0ba902b7";
+
+fn config_text(storage: &Storage, sink: &str, collector: &str) -> String {
+    storage
+        .config()
+        .http_target(sink, "")
+        .extra(&format!(
+            r#"
+[admin]
+listen = "127.0.0.1:0"
+
+[telemetry.otlp]
+endpoint = "{collector}"
+service_name = "hookinbox-test"
+"#
+        ))
+        .to_string()
+}
+
+/// Every span the collector received, decoded from its OTLP/HTTP requests.
+fn spans(collector: &Sink) -> Vec<Span> {
+    collector
+        .received()
+        .iter()
+        .flat_map(|request| {
+            assert_eq!(request.header("content-type"), "application/x-protobuf");
+            ExportTraceServiceRequest::decode(request.body.clone())
+                .expect("an OTLP ExportTraceServiceRequest")
+                .resource_spans
+        })
+        .flat_map(|resource| resource.scope_spans)
+        .flat_map(|scope| scope.spans)
+        .collect()
+}
+
+fn attribute(span: &Span, key: &str) -> Option<Value> {
+    span.attributes
+        .iter()
+        .find(|kv| kv.key == key)
+        .and_then(|kv| kv.value.clone())
+        .and_then(|value| value.value)
+}
+
+fn text(value: &str) -> Option<Value> {
+    Some(Value::StringValue(value.to_owned()))
+}
+
+#[tokio::test]
+async fn one_webhook_is_one_trace_from_the_provider_to_the_target() {
+    let collector = Sink::start().await;
+    let sink = Sink::start().await;
+    let storage = Storage::new(Backend::Sqlite);
+    // The collector's base URL: spans go to /v1/traces under it.
+    let collector_base = format!("http://{}", collector.addr);
+    let server = Server::start(
+        storage.dir.path(),
+        &config_text(&storage, &sink.url(), &collector_base),
+    );
+    let body = r#"{"id":"evt_t1","type":"payment.succeeded"}"#;
+    let traceparent = format!("00-{SENT_TRACE_ID}-{SENT_SPAN_ID}-01");
+    let answer = post(
+        &client(),
+        &server.url("/hooks/lab"),
+        &lab_signed(body, now()).with("traceparent", &traceparent),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.error());
+    let inbox_id = answer.json()["id"].as_str().unwrap().to_owned();
+
+    assert!(eventually(Duration::from_secs(10), || sink.accepted().len() == 1).await);
+    let delivered_parent = sink.accepted()[0].header("traceparent");
+    let parts: Vec<&str> = delivered_parent.split('-').collect();
+    assert_eq!(parts.len(), 4, "a W3C traceparent: {delivered_parent:?}");
+    assert_eq!(
+        parts[1], SENT_TRACE_ID,
+        "the target joins the provider's trace"
+    );
+
+    // Batches leave at least every second.
+    let both = eventually(Duration::from_secs(15), || {
+        let spans = spans(&collector);
+        spans.iter().any(|s| s.name == "POST /hooks/{endpoint_id}")
+            && spans.iter().any(|s| s.name == "deliver sink")
+    })
+    .await;
+    let spans = spans(&collector);
+    assert!(both, "{spans:#?}");
+    let ingress = spans
+        .iter()
+        .find(|s| s.name == "POST /hooks/{endpoint_id}")
+        .unwrap();
+    assert_eq!(hex::encode(&ingress.trace_id), SENT_TRACE_ID);
+    assert_eq!(
+        hex::encode(&ingress.parent_span_id),
+        SENT_SPAN_ID,
+        "parented on the provider's span"
+    );
+    assert_eq!(attribute(ingress, "hookinbox.endpoint"), text("lab"));
+    assert_eq!(attribute(ingress, "hookinbox.provider"), text("lab"));
+    assert_eq!(attribute(ingress, "hookinbox.outcome"), text("accepted"));
+    assert_eq!(attribute(ingress, "hookinbox.inbox_id"), text(&inbox_id));
+    assert_eq!(attribute(ingress, "hookinbox.secret_version"), text("v1"));
+    assert_eq!(
+        attribute(ingress, "hookinbox.body_bytes"),
+        Some(Value::IntValue(body.len() as i64))
+    );
+    assert_eq!(
+        attribute(ingress, "http.response.status_code"),
+        Some(Value::IntValue(200))
+    );
+    let events: Vec<&str> = ingress.events.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(events, ["verified", "committed", "answered"]);
+
+    let delivery = spans.iter().find(|s| s.name == "deliver sink").unwrap();
+    assert_eq!(hex::encode(&delivery.trace_id), SENT_TRACE_ID);
+    assert_eq!(
+        delivery.parent_span_id, ingress.span_id,
+        "a child of the ingress span"
+    );
+    assert_eq!(attribute(delivery, "hookinbox.target"), text("sink"));
+    assert_eq!(
+        attribute(delivery, "hookinbox.attempt"),
+        Some(Value::IntValue(1))
+    );
+    assert_eq!(attribute(delivery, "hookinbox.outcome"), text("delivered"));
+    assert_eq!(
+        attribute(delivery, "http.response.status_code"),
+        Some(Value::IntValue(200))
+    );
+    assert_eq!(
+        parts[2],
+        hex::encode(&delivery.span_id),
+        "the target's parent is the attempt"
+    );
+
+    // Names and numbers only: no attribute carries the payload or a secret.
+    for span in &spans {
+        for kv in &span.attributes {
+            let shown = format!("{:?}", kv.value);
+            assert!(!shown.contains("payment.succeeded"), "{}: {shown}", kv.key);
+            assert!(!shown.contains(LAB_SECRET), "{}: {shown}", kv.key);
+        }
+    }
+}
+
+#[tokio::test]
+async fn with_the_collector_down_ingress_answers_and_drops_are_counted() {
+    // Bound, nothing listening: every export is refused.
+    let down = ReservedPort::new();
+    let sink = Sink::start().await;
+    let storage = Storage::new(Backend::Sqlite);
+    let collector_base = format!("http://{}", down.addr());
+    let server = Server::start(
+        storage.dir.path(),
+        &config_text(&storage, &sink.url(), &collector_base),
+    );
+    let admin = server.admin_address().await;
+    let client = client();
+    let mut times = Vec::new();
+    for n in 0..50 {
+        let started = std::time::Instant::now();
+        let answer = post(
+            &client,
+            &server.url("/hooks/lab"),
+            &lab_event(&format!("down-{n}")),
+        )
+        .await;
+        times.push(started.elapsed());
+        assert_eq!(
+            answer.status, 200,
+            "ingress does not wait for the collector"
+        );
+    }
+    times.sort();
+    eprintln!(
+        "ack with the collector down: p50 {:?}, max {:?}",
+        times[times.len() / 2],
+        times[times.len() - 1]
+    );
+    let counted = until(Duration::from_secs(15), || async {
+        metric_value(admin, "hookinbox_otlp_spans_dropped_total")
+            .await
+            .is_some_and(|dropped| dropped >= 50.0)
+    })
+    .await;
+    let dropped = metric_value(admin, "hookinbox_otlp_spans_dropped_total").await;
+    assert!(counted, "hookinbox_otlp_spans_dropped_total = {dropped:?}");
+}
