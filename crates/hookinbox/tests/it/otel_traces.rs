@@ -3,7 +3,8 @@
 //! receives, for one webhook sent with a `traceparent`, the ingress span
 //! parented on it and the delivery span in the same trace, and the HTTP
 //! target sees a `traceparent` of that trace. With the collector down,
-//! every request is still answered and the spans dropped are counted.
+//! every request is still answered and the spans dropped are counted. A
+//! NATS message carries the trace on as a `traceparent` header.
 
 use crate::support;
 
@@ -13,6 +14,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
+use support::nats::*;
 use support::*;
 
 /// The provider's own span, as its `traceparent` names it.
@@ -204,4 +206,53 @@ async fn with_the_collector_down_ingress_answers_and_drops_are_counted() {
     .await;
     let dropped = metric_value(admin, "hookinbox_otlp_spans_dropped_total").await;
     assert!(counted, "hookinbox_otlp_spans_dropped_total = {dropped:?}");
+}
+
+#[tokio::test]
+async fn a_nats_message_carries_the_traceparent_of_the_event_trace() {
+    let collector = Sink::start().await;
+    let stream = TestStream::new().await;
+    stream.create(Duration::from_secs(120)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let subject = format!("{}.{{endpoint}}", stream.prefix);
+    let config = format!(
+        "{}\n[telemetry.otlp]\nendpoint = \"http://{}\"\n",
+        config_with_nats_target(&db, &nats_url(), &subject, ""),
+        collector.addr
+    );
+    let server = Server::start(dir.path(), &config);
+    let traceparent = format!("00-{SENT_TRACE_ID}-{SENT_SPAN_ID}-01");
+    let answer = post(
+        &client(),
+        &server.url("/hooks/lab"),
+        &lab_event("evt_nats_trace").with("traceparent", &traceparent),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.error());
+    let delivered = || {
+        deliveries(&db)
+            .iter()
+            .filter(|(status, _)| status == "DELIVERED")
+            .count()
+            == 1
+    };
+    assert!(
+        eventually(Duration::from_secs(20), delivered).await,
+        "{:?}",
+        deliveries(&db)
+    );
+    let consumed = stream.consume_all(2).await;
+    assert_eq!(consumed.len(), 1);
+    let sent_on = consumed[0].header("traceparent");
+    let parts: Vec<&str> = sent_on.split('-').collect();
+    assert_eq!(parts.len(), 4, "a W3C traceparent header: {sent_on:?}");
+    assert_eq!(
+        parts[1], SENT_TRACE_ID,
+        "the consumer joins the provider's trace"
+    );
+    assert_ne!(
+        parts[2], SENT_SPAN_ID,
+        "its parent is the attempt, not the provider"
+    );
 }
