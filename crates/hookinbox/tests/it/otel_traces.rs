@@ -175,33 +175,50 @@ async fn with_the_collector_down_ingress_answers_and_drops_are_counted() {
         storage.dir.path(),
         &config_text(&storage, &sink.url(), &collector_base),
     );
+    // The same service without traces, for the same requests in the same run.
+    let plain_storage = Storage::new(Backend::Sqlite);
+    let plain = Server::start(
+        plain_storage.dir.path(),
+        &plain_storage
+            .config()
+            .http_target(&sink.url(), "")
+            .to_string(),
+    );
     let admin = server.admin_address().await;
     let client = client();
-    let mut times = Vec::new();
-    for n in 0..50 {
-        let started = std::time::Instant::now();
-        let answer = post(
-            &client,
-            &server.url("/hooks/lab"),
-            &lab_event(&format!("down-{n}")),
-        )
-        .await;
-        times.push(started.elapsed());
-        assert_eq!(
-            answer.status, 200,
-            "ingress does not wait for the collector"
-        );
+    let (mut traced, mut untraced) = (Vec::new(), Vec::new());
+    const REQUESTS: usize = 200;
+    for n in 0..REQUESTS {
+        // Alternating, so both see the same machine at the same moments.
+        for (server, times) in [(&server, &mut traced), (&plain, &mut untraced)] {
+            let started = std::time::Instant::now();
+            let answer = post(
+                &client,
+                &server.url("/hooks/lab"),
+                &lab_event(&format!("down-{n}")),
+            )
+            .await;
+            times.push(started.elapsed());
+            assert_eq!(
+                answer.status, 200,
+                "ingress does not wait for the collector"
+            );
+        }
     }
-    times.sort();
+    let p99 = |times: &mut Vec<Duration>| {
+        times.sort();
+        times[times.len() * 99 / 100]
+    };
+    // A measurement, not an assertion: a debug build on a shared machine.
     eprintln!(
-        "ack with the collector down: p50 {:?}, max {:?}",
-        times[times.len() / 2],
-        times[times.len() - 1]
+        "ack p99 over {REQUESTS} requests each: collector down {:?}, traces off {:?}",
+        p99(&mut traced),
+        p99(&mut untraced)
     );
     let counted = until(Duration::from_secs(15), || async {
         metric_value(admin, "hookinbox_otlp_spans_dropped_total")
             .await
-            .is_some_and(|dropped| dropped >= 50.0)
+            .is_some_and(|dropped| dropped >= REQUESTS as f64)
     })
     .await;
     let dropped = metric_value(admin, "hookinbox_otlp_spans_dropped_total").await;
