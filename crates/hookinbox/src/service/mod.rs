@@ -288,7 +288,7 @@ impl Service {
         if let Some(delivery) = delivery {
             drain(delivery, &settings).await;
         }
-        crate::traces::flush();
+        crate::traces::flush().await;
         Ok(())
     }
 
@@ -320,6 +320,7 @@ impl Service {
         shutdown.await;
         drop(stop);
         drain(delivery, &self.settings).await;
+        crate::traces::flush().await;
         Ok(())
     }
 }

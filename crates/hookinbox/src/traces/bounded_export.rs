@@ -23,20 +23,43 @@ pub struct BoundedExport {
     queue: mpsc::Sender<Message>,
 }
 
+/// Waits for what is queued to be exported (a clean stop).
+#[derive(Debug, Clone)]
+pub struct Flush {
+    queue: mpsc::Sender<Message>,
+}
+
+impl Flush {
+    /// Returns once every span queued before the call was sent (or
+    /// dropped), or after `within`.
+    pub async fn run(&self, within: Duration) {
+        let (done, finished) = oneshot::channel();
+        let flushed = async {
+            if self.queue.send(Message::Flush(done)).await.is_ok() {
+                let _ = finished.await;
+            }
+        };
+        let _late = tokio::time::timeout(within, flushed).await;
+    }
+}
+
 impl BoundedExport {
     /// Spawns the export task on the current Tokio runtime.
     pub fn spawn<E: SpanExporter + 'static>(
         exporter: E,
         capacity: usize,
         batch_size: usize,
-    ) -> BoundedExport {
+    ) -> (BoundedExport, Flush) {
         let (queue, receiver) = mpsc::channel(capacity);
         tokio::spawn(drain(exporter, receiver, batch_size));
         metrics::counter!("hookinbox_otlp_spans_dropped_total", "reason" => "queue_full")
             .absolute(0);
         metrics::counter!("hookinbox_otlp_spans_dropped_total", "reason" => "export_failed")
             .absolute(0);
-        BoundedExport { queue }
+        let flush = Flush {
+            queue: queue.clone(),
+        };
+        (BoundedExport { queue }, flush)
     }
 }
 
@@ -50,14 +73,14 @@ impl SpanProcessor for BoundedExport {
         }
     }
 
+    /// Asks for an export of what is queued without waiting for it: the
+    /// SDK calls this from runtime threads, which must not block. The
+    /// service waits through [`Flush`] instead.
     fn force_flush(&self) -> OTelSdkResult {
-        let (done, finished) = oneshot::channel();
+        let (done, _not_awaited) = oneshot::channel();
         self.queue
             .try_send(Message::Flush(done))
-            .map_err(|_| OTelSdkError::InternalFailure("export queue full".to_owned()))?;
-        // Called from a runtime thread at shutdown: do not block it.
-        drop(finished);
-        Ok(())
+            .map_err(|_| OTelSdkError::InternalFailure("export queue full".to_owned()))
     }
 
     fn shutdown_with_timeout(&self, _timeout: Duration) -> OTelSdkResult {

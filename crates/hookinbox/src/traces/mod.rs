@@ -58,7 +58,7 @@ pub enum TracesError {
 /// The tracer and what spans share.
 pub struct Traces {
     tracer: SdkTracer,
-    provider: SdkTracerProvider,
+    flush: bounded_export::Flush,
     /// The ingress span of each event accepted lately, for its deliveries.
     events: EventTraces,
 }
@@ -87,13 +87,11 @@ pub fn install(otlp: &Otlp) -> Result<(), TracesError> {
     }
     let resource = resource.build();
     exporter.set_resource(&resource);
+    let (processor, flush) =
+        bounded_export::BoundedExport::spawn(exporter, QUEUE_CAPACITY, BATCH_SIZE);
     let mut provider = SdkTracerProvider::builder()
         .with_resource(resource)
-        .with_span_processor(bounded_export::BoundedExport::spawn(
-            exporter,
-            QUEUE_CAPACITY,
-            BATCH_SIZE,
-        ));
+        .with_span_processor(processor);
     if let Some(ratio) = otlp.sample_ratio {
         provider = provider.with_sampler(Sampler::ParentBased(Box::new(
             Sampler::TraceIdRatioBased(ratio),
@@ -102,7 +100,7 @@ pub fn install(otlp: &Otlp) -> Result<(), TracesError> {
     let provider = provider.build();
     let traces = Traces {
         tracer: provider.tracer("hookinbox"),
-        provider,
+        flush,
         events: EventTraces::new(),
     };
     TRACES
@@ -110,10 +108,13 @@ pub fn install(otlp: &Otlp) -> Result<(), TracesError> {
         .map_err(|_| TracesError::AlreadyInstalled)
 }
 
-/// Exports what is queued (for a clean stop); bounded by the exporter's timeout.
-pub fn flush() {
+/// Longest a clean stop waits for the last spans to be exported.
+const FLUSH_AT_STOP: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Exports what is queued, for a clean stop: at most [`FLUSH_AT_STOP`].
+pub async fn flush() {
     if let Some(traces) = get() {
-        let _ignored = traces.provider.force_flush();
+        traces.flush.run(FLUSH_AT_STOP).await;
     }
 }
 

@@ -273,3 +273,44 @@ async fn a_nats_message_carries_the_traceparent_of_the_event_trace() {
         "its parent is the attempt, not the provider"
     );
 }
+
+/// Whether the process `pid` has exited (a zombie until its parent waits).
+fn exited(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| {
+            stat.rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(true)
+}
+
+#[tokio::test]
+async fn a_clean_stop_exports_the_spans_still_queued() {
+    let collector = Sink::start().await;
+    let sink = Sink::start().await;
+    let storage = Storage::new(Backend::Sqlite);
+    let collector_base = format!("http://{}", collector.addr);
+    let server = Server::start(
+        storage.dir.path(),
+        &config_text(&storage, &sink.url(), &collector_base),
+    );
+    let answer = post(&client(), &server.url("/hooks/lab"), &lab_event("evt_stop")).await;
+    assert_eq!(answer.status, 200, "{}", answer.error());
+    assert!(eventually(Duration::from_secs(10), || sink.accepted().len() == 1).await);
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &server.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(
+        eventually(Duration::from_secs(15), || exited(server.pid())).await,
+        "serve did not stop on SIGTERM"
+    );
+    // Exited: whatever reached the collector was sent before the exit.
+    let names: Vec<String> = spans(&collector).into_iter().map(|s| s.name).collect();
+    assert!(
+        names.iter().any(|n| n == "POST /hooks/{endpoint_id}")
+            && names.iter().any(|n| n == "deliver sink"),
+        "{names:?}"
+    );
+}
