@@ -84,6 +84,7 @@ mod service;
 pub(crate) mod storage;
 pub(crate) mod telemetry;
 pub(crate) mod tls;
+pub(crate) mod traces;
 
 pub use delivery::HandlerRegistry;
 pub use error::Error;

@@ -24,6 +24,7 @@ use super::reconcile::ReconcileFile;
 use super::retention::RetentionFile;
 use super::server::ServerFile;
 use super::storage::{DeliveryFile, StorageFile};
+use super::telemetry::TelemetryFile;
 
 /// The whole configuration file.
 #[derive(Debug, Deserialize, Serialize)]
@@ -53,6 +54,9 @@ pub struct ConfigFile {
     /// and fetching events whose webhook never arrived.
     #[serde(default)]
     pub reconcile: ReconcileFile,
+    /// Traces exported over OpenTelemetry's OTLP; off unless configured.
+    #[serde(default)]
+    pub telemetry: TelemetryFile,
     /// The webhook endpoints, each served at `/hooks/{id}`.
     #[serde(default)]
     pub endpoint: Vec<EndpointFile>,

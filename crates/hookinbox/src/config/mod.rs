@@ -40,6 +40,7 @@ mod server;
 mod settings;
 mod storage;
 mod target;
+mod telemetry;
 
 #[cfg(test)]
 mod broker_target_tests;
@@ -71,6 +72,7 @@ pub use server::{RateLimit, Server, Tls};
 pub use settings::Settings;
 pub use storage::{Database, Delivery, PostgresDatabase, Storage};
 pub use target::{HttpDestination, NatsDestination, Target, TargetKind};
+pub use telemetry::{Otlp, Telemetry};
 
 /// A complete configuration with every field, its default and what it is
 /// for: what `hookinbox config example` prints.

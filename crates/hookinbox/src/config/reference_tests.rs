@@ -26,6 +26,7 @@ use super::retention::RetentionFile;
 use super::server::{RateLimitFile, ServerFile, TlsFile};
 use super::storage::{DeliveryFile, StorageFile};
 use super::target::TargetFile;
+use super::telemetry::{OtlpFile, TelemetryFile};
 use super::*;
 
 /// Every table of the file (as a dotted path) and the fields serde accepts in it.
@@ -43,6 +44,10 @@ fn tables() -> Vec<(&'static str, BTreeSet<String>)> {
         ("retention", fields_of::<RetentionFile>()),
         ("metrics", fields_of::<MetricsFile>()),
         ("reconcile", fields_of::<ReconcileFile>()),
+        ("telemetry", fields_of::<TelemetryFile>()),
+        ("telemetry.otlp", fields_of::<OtlpFile>()),
+        // A map of header names: no fields of its own.
+        ("telemetry.otlp.headers", BTreeSet::new()),
         ("endpoint", fields_of::<EndpointFile>()),
         ("endpoint.rate_limit", fields_of::<RateLimitFile>()),
         ("endpoint.basic_auth", fields_of::<BasicAuthFile>()),

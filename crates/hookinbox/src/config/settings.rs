@@ -23,6 +23,7 @@ use super::reconcile::Reconcile;
 use super::retention::Retention;
 use super::server::Server;
 use super::storage::{Delivery, Storage};
+use super::telemetry::Telemetry;
 use super::ConfigError;
 
 /// A checked configuration.
@@ -44,6 +45,8 @@ pub struct Settings {
     pub metrics: Metrics,
     /// `[reconcile]`: the background reconciliation pass.
     pub reconcile: Reconcile,
+    /// `[telemetry]`: traces exported over OTLP, if configured.
+    pub telemetry: Telemetry,
     /// At least one, ids unique.
     #[serde(rename = "endpoint")]
     pub endpoints: Vec<Endpoint>,
@@ -63,6 +66,7 @@ impl Settings {
         let retention = Retention::from_file(file.retention)?;
         let metrics = Metrics::from_file(file.metrics)?;
         let reconcile = Reconcile::from_file(file.reconcile)?;
+        let telemetry = Telemetry::from_file(file.telemetry)?;
         if file.endpoint.is_empty() {
             return Err(ConfigError::invalid(
                 "endpoint",
@@ -89,6 +93,7 @@ impl Settings {
             retention,
             metrics,
             reconcile,
+            telemetry,
             endpoints,
         })
     }

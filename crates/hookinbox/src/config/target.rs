@@ -261,7 +261,7 @@ const HANDLER_FIELDS: KindFields = KindFields {
 const HTTP_FIELDS: KindFields = KindFields {
     takes: &["url", "secret", "secret_env", "secret_file", "ca_file"],
     refusal: "an http target takes only url, secret (or secret_env, secret_file) and \
-              ca_file of the kind-specific fields",
+              ca_file of the kind-specific fields; this field is another kind's",
 };
 
 fn http_destination(
@@ -318,7 +318,8 @@ fn http_destination(
 const NATS_FIELDS: KindFields = KindFields {
     takes: &["url", "subject", "credentials_file"],
     refusal: "a nats target takes only url, subject and credentials_file of the \
-              kind-specific fields (its credentials go in credentials_file)",
+              kind-specific fields (its credentials go in credentials_file); this field is \
+              another kind's",
 };
 
 fn nats_destination(

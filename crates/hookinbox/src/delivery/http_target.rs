@@ -111,6 +111,10 @@ impl HttpTarget {
         if let Some(value) = unsigned_header(&event.unsigned_metadata) {
             request = request.header("x-hookinbox-unsigned", value);
         }
+        // The attempt's span, so the service's own spans join the event's trace.
+        for (name, value) in crate::traces::propagation_headers() {
+            request = request.header(name, value);
+        }
         let request = match request.body(Full::new(body)) {
             Ok(request) => request,
             Err(_) => {
@@ -142,7 +146,10 @@ impl HttpTarget {
                 },
                 retry_after_ms: None,
             },
-            Ok(Ok((status, headers))) => classify(status, &headers, std::time::SystemTime::now()),
+            Ok(Ok((status, headers))) => {
+                crate::traces::record_status(status.as_u16());
+                classify(status, &headers, std::time::SystemTime::now())
+            }
         }
     }
 }

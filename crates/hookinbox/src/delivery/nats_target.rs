@@ -266,6 +266,10 @@ fn headers(event: &StoredEvent) -> HeaderMap {
     if let Some(unsigned) = unsigned_header(&event.unsigned_metadata) {
         insert("X-Hookinbox-Unsigned", &unsigned);
     }
+    // The attempt's span, so the consumer's spans join the event's trace.
+    for (name, value) in crate::traces::propagation_headers() {
+        insert(name, &value);
+    }
     headers
 }
 

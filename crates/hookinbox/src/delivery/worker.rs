@@ -34,6 +34,7 @@ use super::target::Target;
 use crate::clock;
 use crate::failpoint::Failpoint;
 use crate::telemetry::{DeliveredEndToEnd, DeliveryOutcome};
+use crate::traces::DeliverySpan;
 
 /// What every worker of a process shares.
 #[derive(Clone)]
@@ -179,7 +180,8 @@ async fn attempt(
         Err(error) => return Some(deferred(context, lease, &error, started)),
     };
     let received_at_ms = event.as_ref().map(|event| event.received_at_ms);
-    let send = async {
+    let span = DeliverySpan::start(&lease);
+    let send = span.scope(async {
         let Some(event) = event else {
             return AttemptOutcome::Permanent {
                 error: "the event is missing from the inbox".into(),
@@ -193,7 +195,7 @@ async fn attempt(
             .into();
         }
         destination.attempt(&lease, event).await
-    };
+    });
     // The heartbeats run beside the attempt, never instead of it: a handler
     // attempt on PostgreSQL holds the delivery's row lock in its open
     // transaction, and a heartbeat awaited while the attempt is not polled
@@ -209,6 +211,7 @@ async fn attempt(
     let outcome = match outcome {
         AttemptResult::ToSettle(outcome) => outcome,
         AttemptResult::Committed => {
+            span.end("delivered", None);
             let now_ms = clock::unix_millis();
             DeliveryOutcome {
                 lease: &lease,
@@ -221,6 +224,7 @@ async fn attempt(
             return None;
         }
         AttemptResult::LeaseLost => {
+            span.end("lease_lost", None);
             tracing::warn!(
                 message =
                     "Lease lost before the handler ran; the delivery's current holder applies it.",
@@ -229,6 +233,11 @@ async fn attempt(
             return None;
         }
     };
+    match &outcome {
+        AttemptOutcome::Delivered => span.end("delivered", None),
+        AttemptOutcome::Transient { error, .. } => span.end("transient", Some(error)),
+        AttemptOutcome::Permanent { error } => span.end("permanent", Some(error)),
+    }
     if outcome == AttemptOutcome::Delivered {
         Failpoint::AfterTargetAcceptedBeforeSettle.hit();
     }

@@ -26,6 +26,7 @@ use crate::routing::RoutedEvent;
 use crate::telemetry::{
     AcceptedEvent, CommitFailed, CommitTimedOut, IngressOutcome, SecretVersionMatched,
 };
+use crate::traces::IngressSpan;
 
 /// Bodies at least this large are verified on the blocking pool, so an HMAC
 /// over up to the body limit never stalls the async workers; smaller ones are
@@ -63,6 +64,7 @@ pub async fn receive(
 pub async fn answer(state: &AppState, target: Target, request: Request<Body>) -> Response {
     let started = std::time::Instant::now();
     let (parts, body) = request.into_parts();
+    let mut span = IngressSpan::start(&parts.headers);
     let mut body = RequestBody::new(body, &parts.headers);
     // 0. a client that has spent its refusals is turned away unread
     let client = crate::server::peer_address(&parts)
@@ -79,7 +81,9 @@ pub async fn answer(state: &AppState, target: Target, request: Request<Body>) ->
         (Err(retry_after_seconds), _) => Err(Rejection::RateLimited {
             retry_after_seconds,
         }),
-        (Ok(()), Target::Hook(_)) => pipeline(state, endpoint_id, &parts, &mut body).await,
+        (Ok(()), Target::Hook(_)) => {
+            pipeline(state, endpoint_id, &parts, &mut body, &mut span).await
+        }
         (Ok(()), Target::Refused(rejection)) => Err(*rejection),
     };
     let (mut response, outcome) = match result {
@@ -107,6 +111,8 @@ pub async fn answer(state: &AppState, target: Target, request: Request<Body>) ->
         Some(id) if state.endpoints.contains_key(id) => id,
         _ => "_unknown",
     };
+    let (outcome_label, reason) = outcome.labels();
+    span.answered(endpoint, outcome_label, reason, response.status().as_u16());
     outcome.emit(endpoint, started.elapsed());
     response
 }
@@ -116,6 +122,7 @@ async fn pipeline(
     endpoint_id: Option<&str>,
     parts: &request::Parts,
     body: &mut RequestBody,
+    span: &mut IngressSpan,
 ) -> Result<(Response, IngressOutcome), Rejection> {
     // 1. method, endpoint
     if parts.method == Method::GET {
@@ -169,6 +176,7 @@ async fn pipeline(
             retry_after_seconds,
         })?;
     let matched_secret_version = verified.matched_secret_version().to_owned();
+    span.verified(endpoint.provider, &matched_secret_version, body.len());
     let unsigned = verified.unsigned_metadata();
     SecretVersionMatched {
         endpoint: &endpoint.id,
@@ -254,10 +262,14 @@ async fn pipeline(
     }
     match accepted {
         Ok(AcceptOutcome::Inserted { id }) => {
+            span.committed(&id, false);
             endpoint.wake_targets();
             Ok(acknowledge(id, event_id, false))
         }
-        Ok(AcceptOutcome::Duplicate { id }) => Ok(acknowledge(id, event_id, true)),
+        Ok(AcceptOutcome::Duplicate { id }) => {
+            span.committed(&id, true);
+            Ok(acknowledge(id, event_id, true))
+        }
         Ok(AcceptOutcome::Conflict { .. }) => {
             tracing::warn!(
                 message = "Event id reused with a different body; refused.",

@@ -189,6 +189,7 @@ impl Service {
         let sources = reconcile::sources::Sources::build(&settings)?;
         let store = ServiceStore::open(store, &settings).await?;
         let metrics = telemetry::install();
+        install_traces(&settings)?;
         telemetry::SecretVersionsInUse(&endpoints).emit();
         telemetry::InitialSeries(&endpoints).emit();
         let (stop_background, stopping) = StopOnDrop::channel();
@@ -287,6 +288,7 @@ impl Service {
         if let Some(delivery) = delivery {
             drain(delivery, &settings).await;
         }
+        crate::traces::flush().await;
         Ok(())
     }
 
@@ -297,6 +299,7 @@ impl Service {
     pub async fn work_until(self, shutdown: impl Future<Output = ()> + Send) -> Result<(), Error> {
         let endpoints = crate::endpoint::build_all(&self.settings)?;
         let store = ServiceStore::open(self.store, &self.settings).await?;
+        install_traces(&self.settings)?;
         let (stop, stopping) = StopOnDrop::channel();
         // No admin listener reads it here; the workers beat all the same.
         let liveness = Liveness::default();
@@ -317,6 +320,7 @@ impl Service {
         shutdown.await;
         drop(stop);
         drain(delivery, &self.settings).await;
+        crate::traces::flush().await;
         Ok(())
     }
 }
@@ -423,6 +427,22 @@ fn install_reload(tls: Option<&TlsListener>, keys: Option<Arc<KeyReloader>>) -> 
 }
 
 /// Waits for the workers to finish what they hold, at most the grace period.
+/// Sets up OTLP trace export when `[telemetry.otlp]` is configured. A
+/// second service in the same process shares the first one's exporter.
+fn install_traces(settings: &Settings) -> Result<(), Error> {
+    let Some(otlp) = &settings.telemetry.otlp else {
+        return Ok(());
+    };
+    match crate::traces::install(otlp) {
+        Ok(()) => {
+            tracing::info!(message = "Exporting traces over OTLP.");
+            Ok(())
+        }
+        Err(crate::traces::TracesError::AlreadyInstalled) => Ok(()),
+        Err(error) => Err(config::ConfigError::invalid("telemetry.otlp", error.to_string()).into()),
+    }
+}
+
 async fn drain(mut delivery: JoinSet<()>, settings: &Settings) {
     let _ = tokio::time::timeout(settings.server.shutdown_grace, async {
         while delivery.join_next().await.is_some() {}

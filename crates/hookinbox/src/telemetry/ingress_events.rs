@@ -23,7 +23,8 @@ pub struct AcceptedEvent {
 }
 
 impl IngressOutcome {
-    fn labels(&self) -> (&'static str, &'static str) {
+    /// The outcome and reason labels of the request's metrics.
+    pub fn labels(&self) -> (&'static str, &'static str) {
         match self {
             IngressOutcome::Accepted(AcceptedEvent {
                 duplicate: false, ..

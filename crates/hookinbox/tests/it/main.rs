@@ -44,6 +44,7 @@ mod metrics;
 mod monitoring;
 mod mqtt_target;
 mod nats_target;
+mod otel_traces;
 mod postgres_processes;
 mod postgres_service;
 mod providers_catalogue;

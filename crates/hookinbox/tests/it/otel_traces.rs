@@ -1,0 +1,316 @@
+//! OpenTelemetry traces end to end, against the real binary: a collector
+//! (a capturing HTTP server decoding the real OTLP protobuf messages)
+//! receives, for one webhook sent with a `traceparent`, the ingress span
+//! parented on it and the delivery span in the same trace, and the HTTP
+//! target sees a `traceparent` of that trace. With the collector down,
+//! every request is still answered and the spans dropped are counted. A
+//! NATS message carries the trace on as a `traceparent` header.
+
+use crate::support;
+
+use std::time::Duration;
+
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::any_value::Value;
+use opentelemetry_proto::tonic::trace::v1::Span;
+use prost::Message;
+use support::nats::*;
+use support::*;
+
+/// The provider's own span, as its `traceparent` names it.
+const SENT_TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const SENT_SPAN_ID: &str = "00f067aa0ba902b7";
+
+fn config_text(storage: &Storage, sink: &str, collector: &str) -> String {
+    storage
+        .config()
+        .http_target(sink, "")
+        .extra(&format!(
+            r#"
+[admin]
+listen = "127.0.0.1:0"
+
+[telemetry.otlp]
+endpoint = "{collector}"
+service_name = "hookinbox-test"
+"#
+        ))
+        .to_string()
+}
+
+/// Every span the collector received, decoded from its OTLP/HTTP requests.
+fn spans(collector: &Sink) -> Vec<Span> {
+    collector
+        .received()
+        .iter()
+        .flat_map(|request| {
+            assert_eq!(request.header("content-type"), "application/x-protobuf");
+            ExportTraceServiceRequest::decode(request.body.clone())
+                .expect("an OTLP ExportTraceServiceRequest")
+                .resource_spans
+        })
+        .flat_map(|resource| resource.scope_spans)
+        .flat_map(|scope| scope.spans)
+        .collect()
+}
+
+fn attribute(span: &Span, key: &str) -> Option<Value> {
+    span.attributes
+        .iter()
+        .find(|kv| kv.key == key)
+        .and_then(|kv| kv.value.clone())
+        .and_then(|value| value.value)
+}
+
+fn text(value: &str) -> Option<Value> {
+    Some(Value::StringValue(value.to_owned()))
+}
+
+#[tokio::test]
+async fn one_webhook_is_one_trace_from_the_provider_to_the_target() {
+    let collector = Sink::start().await;
+    let sink = Sink::start().await;
+    let storage = Storage::new(Backend::Sqlite);
+    // The collector's base URL: spans go to /v1/traces under it.
+    let collector_base = format!("http://{}", collector.addr);
+    let server = Server::start(
+        storage.dir.path(),
+        &config_text(&storage, &sink.url(), &collector_base),
+    );
+    let body = r#"{"id":"evt_t1","type":"payment.succeeded"}"#;
+    let traceparent = format!("00-{SENT_TRACE_ID}-{SENT_SPAN_ID}-01");
+    let answer = post(
+        &client(),
+        &server.url("/hooks/lab"),
+        &lab_signed(body, now()).with("traceparent", &traceparent),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.error());
+    let inbox_id = answer.json()["id"].as_str().unwrap().to_owned();
+
+    assert!(eventually(Duration::from_secs(10), || sink.accepted().len() == 1).await);
+    let delivered_parent = sink.accepted()[0].header("traceparent");
+    let parts: Vec<&str> = delivered_parent.split('-').collect();
+    assert_eq!(parts.len(), 4, "a W3C traceparent: {delivered_parent:?}");
+    assert_eq!(
+        parts[1], SENT_TRACE_ID,
+        "the target joins the provider's trace"
+    );
+
+    // Batches leave at least every second.
+    let both = eventually(Duration::from_secs(15), || {
+        let spans = spans(&collector);
+        spans.iter().any(|s| s.name == "POST /hooks/{endpoint_id}")
+            && spans.iter().any(|s| s.name == "deliver sink")
+    })
+    .await;
+    let spans = spans(&collector);
+    assert!(both, "{spans:#?}");
+    let ingress = spans
+        .iter()
+        .find(|s| s.name == "POST /hooks/{endpoint_id}")
+        .unwrap();
+    assert_eq!(hex::encode(&ingress.trace_id), SENT_TRACE_ID);
+    assert_eq!(
+        hex::encode(&ingress.parent_span_id),
+        SENT_SPAN_ID,
+        "parented on the provider's span"
+    );
+    assert_eq!(attribute(ingress, "hookinbox.endpoint"), text("lab"));
+    assert_eq!(attribute(ingress, "hookinbox.provider"), text("lab"));
+    assert_eq!(attribute(ingress, "hookinbox.outcome"), text("accepted"));
+    assert_eq!(attribute(ingress, "hookinbox.inbox_id"), text(&inbox_id));
+    assert_eq!(attribute(ingress, "hookinbox.secret_version"), text("v1"));
+    assert_eq!(
+        attribute(ingress, "hookinbox.body_bytes"),
+        Some(Value::IntValue(body.len() as i64))
+    );
+    assert_eq!(
+        attribute(ingress, "http.response.status_code"),
+        Some(Value::IntValue(200))
+    );
+    let events: Vec<&str> = ingress.events.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(events, ["verified", "committed", "answered"]);
+
+    let delivery = spans.iter().find(|s| s.name == "deliver sink").unwrap();
+    assert_eq!(hex::encode(&delivery.trace_id), SENT_TRACE_ID);
+    assert_eq!(
+        delivery.parent_span_id, ingress.span_id,
+        "a child of the ingress span"
+    );
+    assert_eq!(attribute(delivery, "hookinbox.target"), text("sink"));
+    assert_eq!(
+        attribute(delivery, "hookinbox.attempt"),
+        Some(Value::IntValue(1))
+    );
+    assert_eq!(attribute(delivery, "hookinbox.outcome"), text("delivered"));
+    assert_eq!(
+        attribute(delivery, "http.response.status_code"),
+        Some(Value::IntValue(200))
+    );
+    assert_eq!(
+        parts[2],
+        hex::encode(&delivery.span_id),
+        "the target's parent is the attempt"
+    );
+
+    // Names and numbers only: no attribute carries the payload or a secret.
+    for span in &spans {
+        for kv in &span.attributes {
+            let shown = format!("{:?}", kv.value);
+            assert!(!shown.contains("payment.succeeded"), "{}: {shown}", kv.key);
+            assert!(!shown.contains(LAB_SECRET), "{}: {shown}", kv.key);
+        }
+    }
+}
+
+#[tokio::test]
+async fn with_the_collector_down_ingress_answers_and_drops_are_counted() {
+    // Bound, nothing listening: every export is refused.
+    let down = ReservedPort::new();
+    let sink = Sink::start().await;
+    let storage = Storage::new(Backend::Sqlite);
+    let collector_base = format!("http://{}", down.addr());
+    let server = Server::start(
+        storage.dir.path(),
+        &config_text(&storage, &sink.url(), &collector_base),
+    );
+    // The same service without traces, for the same requests in the same run.
+    let plain_storage = Storage::new(Backend::Sqlite);
+    let plain = Server::start(
+        plain_storage.dir.path(),
+        &plain_storage
+            .config()
+            .http_target(&sink.url(), "")
+            .to_string(),
+    );
+    let admin = server.admin_address().await;
+    let client = client();
+    let (mut traced, mut untraced) = (Vec::new(), Vec::new());
+    const REQUESTS: usize = 200;
+    for n in 0..REQUESTS {
+        // Alternating, so both see the same machine at the same moments.
+        for (server, times) in [(&server, &mut traced), (&plain, &mut untraced)] {
+            let started = std::time::Instant::now();
+            let answer = post(
+                &client,
+                &server.url("/hooks/lab"),
+                &lab_event(&format!("down-{n}")),
+            )
+            .await;
+            times.push(started.elapsed());
+            assert_eq!(
+                answer.status, 200,
+                "ingress does not wait for the collector"
+            );
+        }
+    }
+    let p99 = |times: &mut Vec<Duration>| {
+        times.sort();
+        times[times.len() * 99 / 100]
+    };
+    // A measurement, not an assertion: a debug build on a shared machine.
+    eprintln!(
+        "ack p99 over {REQUESTS} requests each: collector down {:?}, traces off {:?}",
+        p99(&mut traced),
+        p99(&mut untraced)
+    );
+    let counted = until(Duration::from_secs(15), || async {
+        metric_value(admin, "hookinbox_otlp_spans_dropped_total")
+            .await
+            .is_some_and(|dropped| dropped >= REQUESTS as f64)
+    })
+    .await;
+    let dropped = metric_value(admin, "hookinbox_otlp_spans_dropped_total").await;
+    assert!(counted, "hookinbox_otlp_spans_dropped_total = {dropped:?}");
+}
+
+#[tokio::test]
+async fn a_nats_message_carries_the_traceparent_of_the_event_trace() {
+    let collector = Sink::start().await;
+    let stream = TestStream::new().await;
+    stream.create(Duration::from_secs(120)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let subject = format!("{}.{{endpoint}}", stream.prefix);
+    let config = format!(
+        "{}\n[telemetry.otlp]\nendpoint = \"http://{}\"\n",
+        config_with_nats_target(&db, &nats_url(), &subject, ""),
+        collector.addr
+    );
+    let server = Server::start(dir.path(), &config);
+    let traceparent = format!("00-{SENT_TRACE_ID}-{SENT_SPAN_ID}-01");
+    let answer = post(
+        &client(),
+        &server.url("/hooks/lab"),
+        &lab_event("evt_nats_trace").with("traceparent", &traceparent),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.error());
+    let delivered = || {
+        deliveries(&db)
+            .iter()
+            .filter(|(status, _)| status == "DELIVERED")
+            .count()
+            == 1
+    };
+    assert!(
+        eventually(Duration::from_secs(20), delivered).await,
+        "{:?}",
+        deliveries(&db)
+    );
+    let consumed = stream.consume_all(2).await;
+    assert_eq!(consumed.len(), 1);
+    let sent_on = consumed[0].header("traceparent");
+    let parts: Vec<&str> = sent_on.split('-').collect();
+    assert_eq!(parts.len(), 4, "a W3C traceparent header: {sent_on:?}");
+    assert_eq!(
+        parts[1], SENT_TRACE_ID,
+        "the consumer joins the provider's trace"
+    );
+    assert_ne!(
+        parts[2], SENT_SPAN_ID,
+        "its parent is the attempt, not the provider"
+    );
+}
+
+/// Whether the process `pid` has exited (a zombie until its parent waits).
+fn exited(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| {
+            stat.rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(true)
+}
+
+#[tokio::test]
+async fn a_clean_stop_exports_the_spans_still_queued() {
+    let collector = Sink::start().await;
+    let sink = Sink::start().await;
+    let storage = Storage::new(Backend::Sqlite);
+    let collector_base = format!("http://{}", collector.addr);
+    let server = Server::start(
+        storage.dir.path(),
+        &config_text(&storage, &sink.url(), &collector_base),
+    );
+    let answer = post(&client(), &server.url("/hooks/lab"), &lab_event("evt_stop")).await;
+    assert_eq!(answer.status, 200, "{}", answer.error());
+    assert!(eventually(Duration::from_secs(10), || sink.accepted().len() == 1).await);
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &server.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(
+        eventually(Duration::from_secs(15), || exited(server.pid())).await,
+        "serve did not stop on SIGTERM"
+    );
+    // Exited: whatever reached the collector was sent before the exit.
+    let names: Vec<String> = spans(&collector).into_iter().map(|s| s.name).collect();
+    assert!(
+        names.iter().any(|n| n == "POST /hooks/{endpoint_id}")
+            && names.iter().any(|n| n == "deliver sink"),
+        "{names:?}"
+    );
+}
