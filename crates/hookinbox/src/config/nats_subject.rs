@@ -141,6 +141,8 @@ mod tests {
     fn only_the_two_placeholders_are_accepted() {
         assert!(refusal("hooks.{event}").contains("`{event}` is not a placeholder"));
         assert!(refusal("hooks.{}").contains("`{}` is not a placeholder"));
+        assert!(refusal("hooks.{provider}")
+            .contains("`{provider}` is not a placeholder: a subject may use `{endpoint}`"));
         assert!(refusal("hooks.{endpoint").contains("not closed"));
         assert!(refusal("hooks.endpoint}").contains("without its `{`"));
     }
