@@ -11,67 +11,31 @@
 //! every character other than an ASCII letter, digit, `-` or `_` becomes
 //! `_` (Stripe's `invoice.paid` → `invoice_paid`, `a b` → `a_b`), a
 //! missing or empty value is `_`, and a value is cut at
-//! [`MAX_TOKEN_CHARS`]. The exact values travel in the message's headers.
+//! `placeholder_template::MAX_VALUE_CHARS` (`push_safe_word`). The exact
+//! values travel in the message's headers.
 
 use std::fmt;
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
-/// Longest token a placeholder renders to: a NATS server refuses a publish
-/// whose protocol line passes its `max_control_line` (4 KiB by default).
-pub const MAX_TOKEN_CHARS: usize = 128;
+use super::placeholder_template::{
+    push_safe_word, Placeholder, PlaceholderTemplate, TemplateValues,
+};
 
 /// A checked subject template.
-#[derive(Clone, PartialEq, Eq)]
-pub struct SubjectTemplate {
-    text: String,
-    parts: Vec<Part>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Part {
-    Literal(String),
-    Endpoint,
-    EventType,
-}
+#[derive(Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct SubjectTemplate(PlaceholderTemplate);
 
 impl SubjectTemplate {
     /// Parses and checks `text`; the error says what is wrong, for the
     /// caller to put under the field's name.
     pub fn parse(text: &str) -> Result<SubjectTemplate, String> {
-        let mut parts = Vec::new();
-        let mut rest = text;
-        while !rest.is_empty() {
-            let literal_end = rest.find(['{', '}']).unwrap_or(rest.len());
-            if literal_end > 0 {
-                parts.push(Part::Literal(rest[..literal_end].to_owned()));
-            }
-            rest = &rest[literal_end..];
-            if rest.starts_with('}') {
-                return Err("has a `}` without its `{`".into());
-            }
-            if rest.is_empty() {
-                break;
-            }
-            let close = rest
-                .find('}')
-                .ok_or("has a `{` that is not closed by `}`")?;
-            parts.push(match &rest[1..close] {
-                "endpoint" => Part::Endpoint,
-                "event_type" => Part::EventType,
-                other => {
-                    return Err(format!(
-                        "`{{{other}}}` is not a placeholder: a subject may use `{{endpoint}}` \
-                         and `{{event_type}}`"
-                    ))
-                }
-            });
-            rest = &rest[close + 1..];
-        }
-        let template = SubjectTemplate {
-            text: text.to_owned(),
-            parts,
-        };
+        let template = SubjectTemplate(PlaceholderTemplate::parse(
+            text,
+            &[Placeholder::Endpoint, Placeholder::EventType],
+            "a subject may use `{endpoint}` and `{event_type}`",
+        )?);
         // Placeholders render to non-empty tokens without dots or wildcards,
         // so a sample rendering is valid exactly when every rendering is.
         check_publish_subject(&template.render("e", Some("t"))).map_err(|problem| {
@@ -82,49 +46,24 @@ impl SubjectTemplate {
 
     /// The subject one event is published to.
     pub fn render(&self, endpoint: &str, event_type: Option<&str>) -> String {
-        let mut subject = String::with_capacity(self.text.len() + 32);
-        for part in &self.parts {
-            match part {
-                Part::Literal(text) => subject.push_str(text),
-                Part::Endpoint => push_token(&mut subject, endpoint),
-                Part::EventType => push_token(&mut subject, event_type.unwrap_or_default()),
-            }
-        }
-        subject
+        let values = TemplateValues {
+            provider: "",
+            endpoint,
+            event_type,
+        };
+        self.0.render(values, push_safe_word)
     }
 
     /// As written in the configuration.
     pub fn as_str(&self) -> &str {
-        &self.text
+        self.0.as_str()
     }
 }
 
 impl fmt::Debug for SubjectTemplate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.text, f)
+        fmt::Debug::fmt(&self.0, f)
     }
-}
-
-/// As written (`config check`).
-impl Serialize for SubjectTemplate {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.text)
-    }
-}
-
-/// Appends `value` as one subject token (see the module's documentation).
-pub(super) fn push_token(subject: &mut String, value: &str) {
-    if value.is_empty() {
-        subject.push('_');
-        return;
-    }
-    subject.extend(value.chars().take(MAX_TOKEN_CHARS).map(|c| {
-        if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-            c
-        } else {
-            '_'
-        }
-    }));
 }
 
 /// What a NATS server requires of a subject published to: tokens separated
@@ -152,6 +91,7 @@ fn check_publish_subject(subject: &str) -> Result<(), &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::placeholder_template::MAX_VALUE_CHARS;
 
     fn refusal(text: &str) -> String {
         SubjectTemplate::parse(text).expect_err(text)
@@ -193,14 +133,16 @@ mod tests {
     #[test]
     fn a_long_value_is_cut() {
         let template = SubjectTemplate::parse("{event_type}").unwrap();
-        let long = "x".repeat(MAX_TOKEN_CHARS + 50);
-        assert_eq!(template.render("e", Some(&long)).len(), MAX_TOKEN_CHARS);
+        let long = "x".repeat(MAX_VALUE_CHARS + 50);
+        assert_eq!(template.render("e", Some(&long)).len(), MAX_VALUE_CHARS);
     }
 
     #[test]
     fn only_the_two_placeholders_are_accepted() {
         assert!(refusal("hooks.{event}").contains("`{event}` is not a placeholder"));
         assert!(refusal("hooks.{}").contains("`{}` is not a placeholder"));
+        assert!(refusal("hooks.{provider}")
+            .contains("`{provider}` is not a placeholder: a subject may use `{endpoint}`"));
         assert!(refusal("hooks.{endpoint").contains("not closed"));
         assert!(refusal("hooks.endpoint}").contains("without its `{`"));
     }

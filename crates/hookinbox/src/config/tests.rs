@@ -783,7 +783,7 @@ fn an_mqtt_target_with_tls_and_a_password_is_accepted() {
     );
     assert_eq!(mqtt.protocol, MqttProtocol::V5, "5 unless told otherwise");
     assert_eq!(
-        mqtt.topic.render(TopicValues {
+        mqtt.topic.render(TemplateValues {
             provider: "stripe",
             endpoint: "billing",
             event_type: Some("invoice.paid"),

@@ -51,7 +51,7 @@ use super::connect_failure;
 use super::destination::{AttemptResult, Destination};
 use super::http_target::unsigned_header;
 use super::retry_policy::AttemptOutcome;
-use crate::config::{ConfigError, MqttDestination, MqttProtocol, TopicTemplate, TopicValues};
+use crate::config::{ConfigError, MqttDestination, MqttProtocol, TemplateValues, TopicTemplate};
 use crate::tls::client::TrustRoots;
 
 /// Keep-alive asked of the broker: a connection that silently died is
@@ -157,7 +157,7 @@ impl MqttTarget {
         if !connection.wait_until_connected(deadline).await {
             return transient(connection.flight.not_connected());
         }
-        let topic = self.topic.render(TopicValues {
+        let topic = self.topic.render(TemplateValues {
             provider: &event.provider,
             endpoint: &event.endpoint_id,
             event_type: event.event_type.as_deref(),

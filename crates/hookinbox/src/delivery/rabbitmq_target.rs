@@ -43,7 +43,7 @@ use tokio::time::Instant;
 use super::broker_headers::{broker_headers, content_type};
 use super::destination::{AttemptResult, Destination};
 use super::retry_policy::AttemptOutcome;
-use crate::config::{ConfigError, NameTemplate, NameValues, RabbitmqDestination};
+use crate::config::{ConfigError, NameTemplate, RabbitmqDestination, TemplateValues};
 
 /// Longest broker text kept in `last_error`.
 const MAX_ERROR_CHARS: usize = 200;
@@ -305,7 +305,7 @@ async fn confirm_channel(connection: &Connection) -> lapin::Result<Channel> {
 /// The routing key of `event`, cut to what AMQP carries (at a character
 /// boundary: a literal in the template may be non-ASCII).
 fn routing_key(template: &NameTemplate, event: &StoredEvent) -> String {
-    let mut key = template.render(NameValues {
+    let mut key = template.render(TemplateValues {
         provider: &event.provider,
         endpoint: &event.endpoint_id,
         event_type: event.event_type.as_deref(),

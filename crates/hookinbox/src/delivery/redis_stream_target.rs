@@ -36,7 +36,7 @@ use tokio::time::Instant;
 use super::broker_headers::{broker_headers, content_type};
 use super::destination::{AttemptResult, Destination};
 use super::retry_policy::AttemptOutcome;
-use crate::config::{ConfigError, NameTemplate, NameValues, RedisStreamDestination};
+use crate::config::{ConfigError, NameTemplate, RedisStreamDestination, TemplateValues};
 
 /// Longest server text kept in `last_error`.
 const MAX_ERROR_CHARS: usize = 200;
@@ -100,7 +100,7 @@ impl RedisStreamTarget {
             Ok(connection) => connection.clone(),
             Err(error) => return transient(error),
         };
-        let stream = self.stream.render(NameValues {
+        let stream = self.stream.render(TemplateValues {
             provider: &event.provider,
             endpoint: &event.endpoint_id,
             event_type: event.event_type.as_deref(),
