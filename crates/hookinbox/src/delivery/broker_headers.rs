@@ -2,7 +2,8 @@
 //! values of the `nats` target's headers (`Idempotency-Key` = the inbox
 //! id, `X-Hookinbox-Provider`, `-Endpoint`, `-Event-Id`, `-Event-Type`,
 //! and `X-Hookinbox-Unsigned` when some of that metadata came from values
-//! the provider's signature does not cover). A `rabbitmq` target sends
+//! the provider's signature does not cover), and `traceparent` when traces
+//! are on. A `rabbitmq` target sends
 //! them as AMQP headers, a `redis_stream` target as a JSON object in the
 //! entry's `headers` field. No Standard Webhooks signature: the broker
 //! authenticates its consumers (docs/architecture.md §5).
@@ -25,6 +26,9 @@ pub fn broker_headers(event: &StoredEvent) -> Vec<(&'static str, String)> {
     if let Some(unsigned) = unsigned_header(&event.unsigned_metadata) {
         headers.push(("X-Hookinbox-Unsigned", unsigned));
     }
+    // The running attempt's `traceparent`, so the consumer's spans join the
+    // event's trace; nothing when traces are off (docs/architecture.md §7).
+    headers.extend(crate::traces::propagation_headers());
     headers
 }
 

@@ -551,6 +551,10 @@ fn properties(event: &StoredEvent) -> PublishProperties {
     if let Some(unsigned) = unsigned_header(&event.unsigned_metadata) {
         insert("X-Hookinbox-Unsigned", &unsigned);
     }
+    // The running attempt's `traceparent` (docs/architecture.md §7).
+    for (name, value) in crate::traces::propagation_headers() {
+        insert(name, &value);
+    }
     let content_type = event
         .content_type
         .as_deref()

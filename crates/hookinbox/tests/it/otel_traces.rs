@@ -4,7 +4,8 @@
 //! parented on it and the delivery span in the same trace, and the HTTP
 //! target sees a `traceparent` of that trace. With the collector down,
 //! every request is still answered and the spans dropped are counted. A
-//! NATS message carries the trace on as a `traceparent` header.
+//! NATS message carries the trace on as a `traceparent` header, and a Redis
+//! stream entry in its `headers` field.
 
 use crate::support;
 
@@ -15,6 +16,7 @@ use opentelemetry_proto::tonic::common::v1::any_value::Value;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
 use support::nats::*;
+use support::redis_streams::{config_with_redis_stream_target, redis_url, TestRedis};
 use support::*;
 
 /// The provider's own span, as its `traceparent` names it.
@@ -264,6 +266,55 @@ async fn a_nats_message_carries_the_traceparent_of_the_event_trace() {
     let sent_on = consumed[0].header("traceparent");
     let parts: Vec<&str> = sent_on.split('-').collect();
     assert_eq!(parts.len(), 4, "a W3C traceparent header: {sent_on:?}");
+    assert_eq!(
+        parts[1], SENT_TRACE_ID,
+        "the consumer joins the provider's trace"
+    );
+    assert_ne!(
+        parts[2], SENT_SPAN_ID,
+        "its parent is the attempt, not the provider"
+    );
+}
+
+#[tokio::test]
+async fn a_redis_stream_entry_carries_the_traceparent_of_the_event_trace() {
+    let collector = Sink::start().await;
+    let redis = TestRedis::new().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("inbox.db");
+    let template = format!("{}:{{endpoint}}", redis.prefix);
+    let config = format!(
+        "{}\n[telemetry.otlp]\nendpoint = \"http://{}\"\n",
+        config_with_redis_stream_target(&db, &redis_url(), &template, ""),
+        collector.addr
+    );
+    let server = Server::start(dir.path(), &config);
+    let traceparent = format!("00-{SENT_TRACE_ID}-{SENT_SPAN_ID}-01");
+    let answer = post(
+        &client(),
+        &server.url("/hooks/lab"),
+        &lab_event("evt_redis_trace").with("traceparent", &traceparent),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.error());
+    let delivered = || {
+        deliveries(&db)
+            .iter()
+            .filter(|(status, _)| status == "DELIVERED")
+            .count()
+            == 1
+    };
+    assert!(
+        eventually(Duration::from_secs(20), delivered).await,
+        "{:?}",
+        deliveries(&db)
+    );
+    let entries = redis.entries(&format!("{}:lab", redis.prefix)).await;
+    assert_eq!(entries.len(), 1);
+    let headers = entries[0].headers();
+    let sent_on = headers["traceparent"].as_str().unwrap_or_default();
+    let parts: Vec<&str> = sent_on.split('-').collect();
+    assert_eq!(parts.len(), 4, "a W3C traceparent in the entry: {headers}");
     assert_eq!(
         parts[1], SENT_TRACE_ID,
         "the consumer joins the provider's trace"
