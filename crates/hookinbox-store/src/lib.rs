@@ -30,6 +30,7 @@ pub mod drift;
 pub mod encryption_keys;
 pub mod error;
 mod event_query;
+pub mod event_stream;
 pub mod event_view;
 pub mod handler;
 pub mod inbox;
@@ -63,6 +64,7 @@ pub use delivery_wakeups::DeliveryWakeups;
 pub use drift::{Drift, DriftQuery, DriftRepair, MissingDelivery, Repaired};
 pub use encryption_keys::{EncryptionKeys, EncryptionKeysError};
 pub use error::{BoxError, StoreError};
+pub use event_stream::{StreamCursor, StreamedEvent};
 pub use event_view::{
     AttemptView, DeliveryView, EventCursor, EventDetail, EventFilter, EventPage, EventSummary,
 };

@@ -7,7 +7,10 @@
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use crate::{EventDetail, EventFilter, EventPage, Overview, OverviewQuery, Stats, StoreError};
+use crate::{
+    EventDetail, EventFilter, EventPage, Overview, OverviewQuery, Stats, StoreError, StreamCursor,
+    StreamedEvent,
+};
 
 /// Reads for operators. Every implementation passes the same conformance
 /// tests (`tests/it/conformance.rs`).
@@ -41,6 +44,24 @@ pub trait StoreReads: Send + Sync + 'static {
     /// endpoints and targets asked for, each count bounded (see
     /// [`crate::overview`]).
     async fn overview(&self, query: &OverviewQuery) -> Result<Overview, StoreError>;
+
+    /// Where a stream of `endpoint_id`'s accepted events starts (see
+    /// [`crate::event_stream`]): after everything committed so far, or,
+    /// with `since_ms`, before the first event received at or after it.
+    async fn stream_start(
+        &self,
+        endpoint_id: &str,
+        since_ms: Option<i64>,
+    ) -> Result<StreamCursor, StoreError>;
+
+    /// Up to `limit` of the endpoint's accepted events after `after`, in
+    /// stream order. An event never appears behind a cursor this returned.
+    async fn stream_after(
+        &self,
+        endpoint_id: &str,
+        after: &StreamCursor,
+        limit: usize,
+    ) -> Result<Vec<StreamedEvent>, StoreError>;
 
     /// A cheap round trip: `Ok` when the database answers.
     async fn ping(&self) -> Result<(), StoreError>;

@@ -24,6 +24,7 @@ mod config;
 pub mod database;
 mod http;
 pub mod ledger;
+mod local_app;
 mod metrics;
 mod pki;
 mod signed;
@@ -37,6 +38,7 @@ pub use config::{
 };
 pub use database::{deliveries, inbox_rows, inbox_status, payload_log_bytes, payload_log_segments};
 pub use http::{client, post, retry_until_accepted, send, Answer, HttpClient};
+pub use local_app::LocalApp;
 pub use metrics::{families, metric_value, samples, scrape};
 pub use pki::TestPki;
 pub use signed::{

@@ -168,7 +168,10 @@ impl EventSelection {
 }
 
 /// A time parameter in unix milliseconds.
-fn time_ms(text: Option<&str>, field: &'static str) -> Result<Option<i64>, SelectionError> {
+pub(crate) fn time_ms(
+    text: Option<&str>,
+    field: &'static str,
+) -> Result<Option<i64>, SelectionError> {
     let Some(text) = text.map(str::trim) else {
         return Ok(None);
     };

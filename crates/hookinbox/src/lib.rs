@@ -72,6 +72,7 @@ pub(crate) mod failpoint;
 pub(crate) mod http_client;
 pub(crate) mod ingress;
 pub(crate) mod json_line;
+pub(crate) mod listen;
 pub(crate) mod metrics_sampler;
 pub(crate) mod periodic;
 pub(crate) mod reconcile;

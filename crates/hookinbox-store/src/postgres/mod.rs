@@ -34,6 +34,7 @@ mod rewrap;
 #[cfg(test)]
 mod scan_plans_tests;
 mod schema;
+mod stream;
 mod tls;
 mod url;
 

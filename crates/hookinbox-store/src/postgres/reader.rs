@@ -24,8 +24,8 @@ use crate::sealed;
 use crate::stored_body::BodyRecord;
 use crate::{
     AttemptView, DeliveryView, EncryptionKeys, EventDetail, EventFilter, EventPage, EventSummary,
-    Fingerprint, Overview, OverviewQuery, Stats, StoreError, StoreReads, StoredEvent,
-    UnsignedMetadata,
+    Fingerprint, Overview, OverviewQuery, Stats, StoreError, StoreReads, StoredEvent, StreamCursor,
+    StreamedEvent, UnsignedMetadata,
 };
 
 /// The columns of `inbox i` and `inbox_payload p` that make a
@@ -311,6 +311,25 @@ impl StoreReads for PostgresReader {
     async fn overview(&self, query: &OverviewQuery) -> Result<Overview, StoreError> {
         let client = self.pool.get().await.map_err(PgError::from)?;
         Ok(super::overview::overview(&client, query).await?)
+    }
+
+    async fn stream_start(
+        &self,
+        endpoint_id: &str,
+        since_ms: Option<i64>,
+    ) -> Result<StreamCursor, StoreError> {
+        let client = self.pool.get().await.map_err(PgError::from)?;
+        Ok(super::stream::start(&client, endpoint_id, since_ms).await?)
+    }
+
+    async fn stream_after(
+        &self,
+        endpoint_id: &str,
+        after: &StreamCursor,
+        limit: usize,
+    ) -> Result<Vec<StreamedEvent>, StoreError> {
+        let client = self.pool.get().await.map_err(PgError::from)?;
+        Ok(super::stream::after(&client, endpoint_id, after, limit).await?)
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

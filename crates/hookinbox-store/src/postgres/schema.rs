@@ -206,6 +206,16 @@ pub(super) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE inbox ADD COLUMN not_routed text;
     "#,
+    // (#24, `hookinbox listen`): the transaction that inserted each row,
+    // which orders an endpoint's stream (see `event_stream`): a reader
+    // streams only rows of transactions below its snapshot's xmin, all of
+    // which have ended. Rows from before read as '1' (a constant default:
+    // no rewrite), then new rows take their transaction's id.
+    r#"
+    ALTER TABLE inbox ADD COLUMN stream_xact xid8 NOT NULL DEFAULT '1';
+    ALTER TABLE inbox ALTER COLUMN stream_xact SET DEFAULT pg_current_xact_id();
+    CREATE INDEX inbox_stream ON inbox (endpoint_id, stream_xact, id);
+    "#,
 ];
 
 /// The schema version this build writes.

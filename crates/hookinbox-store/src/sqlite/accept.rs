@@ -21,15 +21,22 @@ use super::payload_log::PayloadLog;
 use crate::prepared_event::PreparedEvent;
 use crate::{AcceptOutcome, NewEvent};
 
+#[cfg(test)]
+pub(super) const INSERT_INBOX_FOR_PLANS: &str = INSERT_INBOX;
+
 const INSERT_INBOX: &str = "
     INSERT INTO inbox (
         id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
         provider_created_at, received_at_ms, content_type, payload_sha256,
         audit_headers, matched_secret_version, payload_segment, payload_offset, payload_len,
         unsigned_metadata, payload_key_id, targets, status, payload_format, payload_raw_len,
-        not_routed
+        not_routed, stream_position
     ) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
-              ?21, ?22, ?23)
+              ?21, ?22, ?23,
+              -- The endpoint's next stream place, read inside this write
+              -- transaction: places follow commit order (`event_stream`).
+              coalesce((SELECT stream_position FROM inbox WHERE endpoint_id = ?2
+                        ORDER BY stream_position DESC LIMIT 1), 0) + 1)
     ON CONFLICT (endpoint_id, provider_event_id) DO NOTHING";
 
 /// The row holding an (endpoint, event id), its fingerprint, and whether

@@ -30,6 +30,7 @@ mod scan_plans_tests;
 mod schema;
 mod segment_numbers;
 mod stall_point;
+mod stream;
 mod wal_truncate;
 mod write_backoff;
 

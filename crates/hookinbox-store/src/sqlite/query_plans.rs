@@ -135,3 +135,22 @@ fn every_overview_count_reads_an_index() {
         assert_indexed(&conn, &sql);
     }
 }
+
+#[test]
+fn the_event_stream_reads_an_index_in_its_order() {
+    let conn = migrated();
+    for sql in [
+        super::stream::LAST_POSITION,
+        super::stream::FIRST_POSITION_SINCE,
+        super::stream::EVENTS_AFTER,
+    ] {
+        assert_indexed(&conn, sql);
+        let plan = plan(&conn, sql).join("\n");
+        assert!(!plan.contains("TEMP B-TREE"), "{sql}\n{plan}");
+    }
+    let accept = plan(&conn, super::accept::INSERT_INBOX_FOR_PLANS).join("\n");
+    assert!(
+        accept.contains("inbox_stream"),
+        "the next place is an index lookup: {accept}"
+    );
+}

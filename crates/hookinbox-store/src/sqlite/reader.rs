@@ -24,7 +24,7 @@ use crate::stored_body::BodyRecord;
 use crate::{
     AttemptView, DeliveryView, DiskUsage, EncryptionKeys, EventDetail, EventFilter, EventPage,
     EventSummary, Overview, OverviewQuery, Stats, StoreError, StoreReads, StoredEvent,
-    UnsignedMetadata,
+    StreamCursor, StreamedEvent, UnsignedMetadata,
 };
 
 /// A reader over an existing database file. Cloning it shares its
@@ -578,6 +578,32 @@ impl StoreReads for SqliteReader {
     async fn overview(&self, query: &OverviewQuery) -> Result<Overview, StoreError> {
         let query = query.clone();
         self.blocking(move |reader| reader.overview(&query)).await
+    }
+
+    async fn stream_start(
+        &self,
+        endpoint_id: &str,
+        since_ms: Option<i64>,
+    ) -> Result<StreamCursor, StoreError> {
+        let endpoint_id = endpoint_id.to_owned();
+        self.blocking(move |reader| {
+            reader.with_conn(|conn| super::stream::start(conn, &endpoint_id, since_ms))
+        })
+        .await
+    }
+
+    async fn stream_after(
+        &self,
+        endpoint_id: &str,
+        after: &StreamCursor,
+        limit: usize,
+    ) -> Result<Vec<StreamedEvent>, StoreError> {
+        let endpoint_id = endpoint_id.to_owned();
+        let after = after.clone();
+        self.blocking(move |reader| {
+            reader.with_conn(|conn| super::stream::after(conn, &endpoint_id, &after, limit))
+        })
+        .await
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

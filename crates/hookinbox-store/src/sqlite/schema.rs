@@ -199,6 +199,14 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE inbox ADD COLUMN not_routed TEXT;
     "#,
+    // (#24, `hookinbox listen`): each event's place in its endpoint's
+    // stream, handed out inside the write transaction that inserts it, so
+    // places follow commit order (see `event_stream`). Rows from before
+    // are 0 and stream first, in id order; the default costs no rewrite.
+    r#"
+    ALTER TABLE inbox ADD COLUMN stream_position INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX inbox_stream ON inbox (endpoint_id, stream_position, id);
+    "#,
 ];
 
 /// The schema version this build writes.

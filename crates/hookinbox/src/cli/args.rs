@@ -146,6 +146,43 @@ pub enum Command {
         #[arg(long)]
         markdown: bool,
     },
+    /// Forward one endpoint's accepted events from a running instance's
+    /// admin API to a local URL, one at a time, resuming after the last
+    /// event the local app acknowledged (2xx) across disconnects and
+    /// restarts (docs/development.md).
+    Listen {
+        /// The admin listener's URL, `http://127.0.0.1:9090` or `https://…`.
+        #[arg(long, value_name = "URL")]
+        admin: String,
+        /// The environment variable holding the admin token.
+        #[arg(long, value_name = "VAR")]
+        token_env: Option<String>,
+        /// The endpoint id whose events to forward.
+        #[arg(long)]
+        endpoint: String,
+        /// The local URL each event is POSTed to.
+        #[arg(long, value_name = "URL")]
+        forward: String,
+        /// The environment variable holding the local Standard Webhooks
+        /// secret (`whsec_…`) forwarded events are signed with.
+        #[arg(long, value_name = "VAR")]
+        secret_env: Option<String>,
+        /// Pass the provider's own headers (its signature) instead of
+        /// re-signing; its signed timestamps age.
+        #[arg(long)]
+        original_headers: bool,
+        /// With no saved cursor, start at events received at or after this
+        /// time (unix seconds or RFC 3339) instead of now.
+        #[arg(long, value_name = "TIME")]
+        since: Option<String>,
+        /// The file holding the cursor (default:
+        /// `$XDG_STATE_HOME/hookinbox/listen-<endpoint>.json`).
+        #[arg(long, value_name = "FILE")]
+        state: Option<PathBuf>,
+        /// One JSON object per attempt instead of a line of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Inbox counts by status and endpoint.
     Stats {
         /// The configuration file (TOML); relative paths in it are taken from

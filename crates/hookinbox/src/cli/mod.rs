@@ -113,6 +113,33 @@ fn run_command(command: Command, handlers: HandlerRegistry) -> anyhow::Result<bo
             commands::providers::run(format, &mut Stdout::lock()).map(|()| true)
         }
         Command::Config { command } => commands::config::run(command).map(|()| true),
+        Command::Listen {
+            admin,
+            token_env,
+            endpoint,
+            forward,
+            secret_env,
+            original_headers,
+            since,
+            state,
+            json,
+        } => {
+            let options = crate::listen::ListenOptions {
+                admin,
+                token_env,
+                endpoint,
+                forward,
+                secret_env,
+                original_headers,
+                since,
+                state,
+                json,
+            };
+            runtime()?
+                .block_on(crate::listen::run(options, &mut Stdout::lock()))
+                .map(|()| true)
+                .map_err(anyhow::Error::from)
+        }
         Command::Keys { command } => {
             runtime()?.block_on(commands::keys::run(command, &mut Stdout::lock()))
         }

@@ -39,6 +39,7 @@ mod handshake_probes;
 mod ingress_tls;
 mod key_check;
 mod key_rotation;
+mod listen;
 mod log_lines;
 mod metrics;
 mod monitoring;

@@ -95,7 +95,7 @@ pub struct EventAnswer {
     pub payload_base64: Option<Option<String>>,
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Header {
     pub name: String,
     pub value: String,

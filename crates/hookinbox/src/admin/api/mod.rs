@@ -12,6 +12,7 @@ mod error;
 mod events;
 mod overview;
 mod replay;
+mod stream;
 
 use std::sync::Arc;
 
@@ -26,6 +27,7 @@ pub use error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 pub use events::PageParams;
 pub use overview::overview_of;
 pub use replay::run as replay_run;
+pub use stream::{StreamReady, StreamedWebhook};
 
 use crate::json_line::JsonLine;
 use crate::secrets::key_reload::KeyReloader;
@@ -54,7 +56,7 @@ pub struct Operator {
     ),
     modifiers(&BearerToken),
     security(("admin_token" = [])),
-    tags((name = "events", description = "The inbox: list, show, replay.")),
+    tags((name = "events", description = "The inbox: list, show, replay, stream.")),
 )]
 struct ApiDoc;
 
@@ -80,6 +82,7 @@ fn routes() -> OpenApiRouter<Operator> {
         .routes(routes!(replay::replay_selected))
         .routes(routes!(overview::stats))
         .routes(routes!(overview::overview))
+        .routes(routes!(stream::stream))
 }
 
 /// The API's routes and `/admin/openapi.json`.
