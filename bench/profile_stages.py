@@ -20,7 +20,9 @@ STAGES = [
     ("fingerprint (incl. its SHA-256)", [r"inbox\.rs:hookinbox_store::inbox::Fingerprint::of$"]),
     ("parse: envelope JSON", [r"as hookinbox_verify::adapter::Adapter>::envelope$"]),
     ("seal + prepare (PreparedEvent::new)", [r"prepared_event\.rs:hookinbox_store::prepared_event::PreparedEvent::new$"]),
-    ("  of it: AEAD (seal_under)", [r"sealed\.rs:hookinbox_store::sealed::seal_under \["]),
+    # SealBuffer::seal since the in-place seal (#20); seal_under before it.
+    ("  of it: AEAD (SealBuffer::seal, or seal_under before #20)",
+     [r"sealed\.rs:hookinbox_store::sealed::seal_under \[", r"sealed\.rs:hookinbox_store::sealed::SealBuffer::seal \["]),
     ("writer thread: group commit (SQLite)", [r"group_commit\.rs:hookinbox_store::sqlite::group_commit::run$"]),
     ("  of it: the inserts (accept)", [r"/accept\.rs:hookinbox_store::sqlite::accept::accept$"]),
     ("log line + metrics (IngressOutcome::emit)", [r"/ingress_events\.rs:hookinbox::telemetry::ingress_events::IngressOutcome::emit$"]),

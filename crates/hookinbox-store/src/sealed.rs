@@ -18,7 +18,7 @@
 
 use base64::Engine;
 use chacha20poly1305::aead::rand_core::RngCore;
-use chacha20poly1305::aead::{Aead, KeyInit, OsRng, Payload};
+use chacha20poly1305::aead::{Aead, AeadInPlace, KeyInit, OsRng, Payload};
 use chacha20poly1305::XChaCha20Poly1305;
 
 use crate::{EncryptionKeys, StoreError};
@@ -95,38 +95,107 @@ pub(crate) fn seal_under(
     record_id: &str,
     plaintext: &[u8],
 ) -> Result<Sealed, StoreError> {
-    let key = keys.key(key_id).ok_or_else(|| {
-        StoreError::unavailable(format!("the encryption key {key_id} is not in the ring"))
-    })?;
-    let mut nonce = [0u8; NONCE_BYTES];
-    OsRng.try_fill_bytes(&mut nonce).map_err(|error| {
-        StoreError::unavailable(format!(
-            "no random nonce from the operating system: {error}"
-        ))
-    })?;
-    let cipher = XChaCha20Poly1305::new(key.into());
-    let aad = kind.associated_data(record_id);
-    let ciphertext = cipher
-        .encrypt(
-            (&nonce).into(),
-            Payload {
-                msg: plaintext,
-                aad: &aad,
-            },
-        )
-        .map_err(|_| {
-            StoreError::unavailable(format!(
-                "cannot seal the {} of {record_id} under key {key_id}",
-                kind.name()
-            ))
-        })?;
-    let mut bytes = Vec::with_capacity(NONCE_BYTES + ciphertext.len());
-    bytes.extend_from_slice(&nonce);
-    bytes.extend_from_slice(&ciphertext);
+    let mut bytes = SealBuffer::with_capacity(plaintext.len());
+    bytes.plaintext_mut().extend_from_slice(plaintext);
+    bytes.seal(keys, key_id, kind, record_id)?;
     Ok(Sealed {
         key_id: key_id.to_owned(),
-        bytes,
+        bytes: bytes.into_sealed(),
     })
+}
+
+/// A record sealed where it lies: one buffer that holds room for the nonce,
+/// then the plaintext, and becomes `nonce ‖ ciphertext ‖ tag` in place. The
+/// plaintext is written into it once (a body compresses straight into it)
+/// and never copied again on its way to the disk (bench/RESULTS.md, 0f).
+#[derive(Debug)]
+pub(crate) struct SealBuffer {
+    /// The nonce's room, then the plaintext; after [`SealBuffer::seal`],
+    /// the sealed record.
+    bytes: Vec<u8>,
+}
+
+impl SealBuffer {
+    /// An empty plaintext, with room for `plaintext_len` bytes of it and the
+    /// record's overhead.
+    pub(crate) fn with_capacity(plaintext_len: usize) -> SealBuffer {
+        let mut bytes = Vec::with_capacity(OVERHEAD + plaintext_len);
+        bytes.resize(NONCE_BYTES, 0);
+        SealBuffer { bytes }
+    }
+
+    /// The plaintext so far, to be written by the caller. Keep the first
+    /// bytes: they are the nonce's.
+    pub(crate) fn plaintext_mut(&mut self) -> PlaintextMut<'_> {
+        PlaintextMut(&mut self.bytes)
+    }
+
+    /// Seals the plaintext in place as the `kind` record of `record_id`
+    /// under the key `key_id`, with a fresh nonce.
+    pub(crate) fn seal(
+        &mut self,
+        keys: &EncryptionKeys,
+        key_id: &str,
+        kind: RecordKind,
+        record_id: &str,
+    ) -> Result<(), StoreError> {
+        let key = keys.key(key_id).ok_or_else(|| {
+            StoreError::unavailable(format!("the encryption key {key_id} is not in the ring"))
+        })?;
+        let mut nonce = [0u8; NONCE_BYTES];
+        OsRng.try_fill_bytes(&mut nonce).map_err(|error| {
+            StoreError::unavailable(format!(
+                "no random nonce from the operating system: {error}"
+            ))
+        })?;
+        let (nonce_room, plaintext) = self.bytes.split_at_mut(NONCE_BYTES);
+        nonce_room.copy_from_slice(&nonce);
+        let cipher = XChaCha20Poly1305::new(key.into());
+        let aad = kind.associated_data(record_id);
+        let tag = cipher
+            .encrypt_in_place_detached((&nonce).into(), &aad, plaintext)
+            .map_err(|_| {
+                StoreError::unavailable(format!(
+                    "cannot seal the {} of {record_id} under key {key_id}",
+                    kind.name()
+                ))
+            })?;
+        self.bytes.extend_from_slice(&tag);
+        Ok(())
+    }
+
+    /// The sealed record (after [`SealBuffer::seal`]).
+    pub(crate) fn into_sealed(self) -> Vec<u8> {
+        self.bytes
+    }
+}
+
+/// The plaintext part of a [`SealBuffer`]: what follows the nonce's room.
+pub(crate) struct PlaintextMut<'a>(&'a mut Vec<u8>);
+
+impl PlaintextMut<'_> {
+    pub(crate) fn extend_from_slice(&mut self, bytes: &[u8]) {
+        self.0.extend_from_slice(bytes);
+    }
+
+    /// Lets `write` fill up to `room` bytes of plaintext (zeroed first) and
+    /// keeps the `n` it says it wrote; `None` from `write` leaves the
+    /// plaintext empty.
+    pub(crate) fn fill_with(
+        &mut self,
+        room: usize,
+        write: impl FnOnce(&mut [u8]) -> Option<usize>,
+    ) -> Option<usize> {
+        self.0.truncate(NONCE_BYTES);
+        self.0.resize(NONCE_BYTES + room, 0);
+        let written = write(&mut self.0[NONCE_BYTES..]).filter(|&n| n <= room);
+        self.0.truncate(NONCE_BYTES + written.unwrap_or(0));
+        written
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.0.truncate(NONCE_BYTES);
+    }
 }
 
 /// Opens the `kind` record of row `inbox_id`, sealed under `key_id`.

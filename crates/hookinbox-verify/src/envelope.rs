@@ -3,6 +3,7 @@
 //! some providers require (URL verification handshakes), which are answered
 //! but never stored.
 
+pub use crate::json_fields::JsonFields;
 use crate::Refusal;
 
 /// Longest event id accepted; anything longer is not an id a provider sends.

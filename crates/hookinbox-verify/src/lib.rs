@@ -28,6 +28,7 @@ pub mod encoding;
 pub mod envelope;
 pub mod freshness;
 pub mod headers;
+pub mod json_fields;
 pub mod key;
 pub mod key_ring;
 pub mod probe;

@@ -17,6 +17,7 @@ use crate::routing::{RoutedEvent, RoutingDecision};
 use crate::secrets::basic_auth::BasicAuth;
 use crate::secrets::secret_matches::SecretMatches;
 use crate::secrets::secret_rules;
+use crate::telemetry::EndpointMetrics;
 
 /// One configured endpoint, ready to serve.
 pub struct Endpoint {
@@ -40,6 +41,8 @@ pub struct Endpoint {
     ordering_pointers: Option<(String, String)>,
     /// Where accepted events are delivered.
     pub targets: Vec<Arc<Target>>,
+    /// Its ingress metric handles (`telemetry::EndpointMetrics`).
+    pub metrics: EndpointMetrics,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -96,6 +99,7 @@ impl Endpoint {
                 .as_ref()
                 .map(|o| (o.object_id.clone(), o.object_version.clone())),
             targets,
+            metrics: EndpointMetrics::new(&settings.id),
         })
     }
 
@@ -243,11 +247,12 @@ impl Endpoint {
         let Some((id_pointer, version_pointer)) = &self.ordering_pointers else {
             return;
         };
-        let Ok(json) = serde_json::from_slice::<serde_json::Value>(body) else {
+        let pointers = [id_pointer.as_str(), version_pointer.as_str()];
+        let Ok(json) = hookinbox_verify::envelope::JsonFields::read(body, &pointers) else {
             return;
         };
-        envelope.object_id = hookinbox_verify::envelope::string_at(&json, id_pointer);
-        envelope.object_version = hookinbox_verify::envelope::integer_at(&json, version_pointer);
+        envelope.object_id = json.string_at(id_pointer);
+        envelope.object_version = json.integer_at(version_pointer);
     }
 
     /// Takes one request from the rate limit; `Err` carries the seconds to wait.

@@ -38,22 +38,36 @@ thread_local! {
 /// when zstd fails (the body is then stored as received, which is always
 /// correct).
 pub(crate) fn compress_if_smaller(body: &[u8]) -> Option<Vec<u8>> {
+    let mut frame = vec![0; room_for(body.len())];
+    let written = compress_into(body, &mut frame)?;
+    frame.truncate(written);
+    Some(frame)
+}
+
+/// The room to give [`compress_into`] for a body of `body_len` bytes: one
+/// byte less, as a frame that is not smaller is not wanted.
+pub(crate) fn room_for(body_len: usize) -> usize {
+    body_len.saturating_sub(1)
+}
+
+/// Writes `body` as one zstd frame at the start of `frame` and returns its
+/// length, if it fits (`frame` is [`room_for`] the body: zstd stops with an
+/// error as soon as the frame would not be smaller); `None` as for
+/// [`compress_if_smaller`]. The frame can so be written where it is to be
+/// sealed, with no copy (`sealed::SealBuffer`).
+pub(crate) fn compress_into(body: &[u8], frame: &mut [u8]) -> Option<usize> {
     if body.len() < MIN_BODY_BYTES {
         return None;
     }
-    // A destination one byte shorter than the body: zstd stops with an
-    // error as soon as the frame would not be smaller.
-    let mut frame = Vec::with_capacity(body.len() - 1);
-    COMPRESSOR.with(|cell| {
+    let written = COMPRESSOR.with(|cell| {
         let mut cell = cell.borrow_mut();
         if cell.is_none() {
             *cell = zstd::bulk::Compressor::new(LEVEL).ok();
         }
         let compressor = cell.as_mut()?;
-        compressor.compress_to_buffer(body, &mut frame).ok()
+        compressor.compress_to_buffer(body, frame).ok()
     })?;
-    // `with_capacity` may give more room than asked for.
-    (frame.len() < body.len()).then_some(frame)
+    (written < body.len()).then_some(written)
 }
 
 /// Why a stored frame could not be decompressed.

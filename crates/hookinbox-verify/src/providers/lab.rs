@@ -11,7 +11,7 @@
 //!   `object_id` / `object_version` if present.
 //! - Redelivery window: 3 days (a convention for tests; no real sender).
 
-use crate::envelope;
+use crate::envelope::JsonFields;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
     Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
@@ -76,11 +76,15 @@ impl Adapter for Lab {
     }
 
     fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {
-        let body = envelope::json(request.body)?;
-        let event = envelope::required_id_at(&body, "/id")?
-            .event_type(envelope::string_at(&body, "/type"))
-            .object_id(envelope::string_at(&body, "/object_id"))
-            .object_version(envelope::integer_at(&body, "/object_version"));
+        let body = JsonFields::read(
+            request.body,
+            &["/id", "/type", "/object_id", "/object_version"],
+        )?;
+        let event = body
+            .required_id_at("/id")?
+            .event_type(body.string_at("/type"))
+            .object_id(body.string_at("/object_id"))
+            .object_version(body.integer_at("/object_version"));
         Ok(Outcome::Event(event))
     }
 }

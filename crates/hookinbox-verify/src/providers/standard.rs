@@ -33,7 +33,7 @@
 use base64::Engine;
 
 use crate::encoding;
-use crate::envelope;
+use crate::envelope::JsonFields;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::signature::hmac_sha256;
 use crate::signature_header;
@@ -238,10 +238,10 @@ impl Adapter for Preset {
             .get_nonempty(names.id)
             .ok_or_else(|| Refusal::missing_event_id(format!("no {} header", names.id)))?;
         let mut event = Envelope::with_id(id)?;
-        if let Ok(body) = envelope::json(request.body) {
+        if let Ok(body) = JsonFields::read(request.body, &["/type", "/timestamp"]) {
             event = event
-                .event_type(envelope::string_at(&body, "/type"))
-                .created_at(envelope::rfc3339_at(&body, "/timestamp"));
+                .event_type(body.string_at("/type"))
+                .created_at(body.rfc3339_at("/timestamp"));
         }
         Ok(Outcome::Event(event))
     }

@@ -11,7 +11,7 @@
 //!   Stripe gives no object version, so none is claimed.
 //! - Redelivery window: up to 3 days of retries in live mode.
 
-use crate::envelope;
+use crate::envelope::JsonFields;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
     Adapter, Algorithm, Key, KeyError, Outcome, Refusal, Request, SignatureClaim,
@@ -95,11 +95,15 @@ impl Adapter for Stripe {
     }
 
     fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {
-        let body = envelope::json(request.body)?;
-        let event = envelope::required_id_at(&body, "/id")?
-            .event_type(envelope::string_at(&body, "/type"))
-            .object_id(envelope::string_at(&body, "/data/object/id"))
-            .created_at(envelope::integer_at(&body, "/created"));
+        let body = JsonFields::read(
+            request.body,
+            &["/id", "/type", "/data/object/id", "/created"],
+        )?;
+        let event = body
+            .required_id_at("/id")?
+            .event_type(body.string_at("/type"))
+            .object_id(body.string_at("/data/object/id"))
+            .created_at(body.integer_at("/created"));
         Ok(Outcome::Event(event))
     }
 }

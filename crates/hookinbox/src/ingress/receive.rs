@@ -107,13 +107,19 @@ pub async fn answer(state: &AppState, target: Target, request: Request<Body>) ->
         body.linger(state.linger);
     }
     // Unknown ids are folded into one label so a scanner cannot grow the metric set.
-    let endpoint = match endpoint_id {
-        Some(id) if state.endpoints.contains_key(id) => id,
-        _ => "_unknown",
-    };
+    let endpoint = endpoint_id.and_then(|id| state.endpoints.get(id));
     let (outcome_label, reason) = outcome.labels();
-    span.answered(endpoint, outcome_label, reason, response.status().as_u16());
-    outcome.emit(endpoint, started.elapsed());
+    let endpoint_label = endpoint.map_or("_unknown", |endpoint| endpoint.id.as_str());
+    span.answered(
+        endpoint_label,
+        outcome_label,
+        reason,
+        response.status().as_u16(),
+    );
+    match endpoint {
+        Some(endpoint) => outcome.emit_for(&endpoint.metrics, started.elapsed()),
+        None => outcome.emit("_unknown", started.elapsed()),
+    }
     response
 }
 
@@ -179,7 +185,7 @@ async fn pipeline(
     span.verified(endpoint.provider, &matched_secret_version, body.len());
     let unsigned = verified.unsigned_metadata();
     SecretVersionMatched {
-        endpoint: &endpoint.id,
+        endpoint: &endpoint.metrics,
         version: &matched_secret_version,
     }
     .emit();

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use super::EndpointMetrics;
+
 /// How one ingress request ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IngressOutcome {
@@ -55,6 +57,22 @@ impl IngressOutcome {
             "endpoint" => endpoint.to_owned(), "outcome" => outcome
         )
         .record(elapsed.as_secs_f64());
+        self.log(endpoint, elapsed);
+    }
+
+    /// As [`IngressOutcome::emit`] for a configured endpoint: an accepted
+    /// event is counted through the endpoint's kept handles.
+    pub fn emit_for(self, metrics: &EndpointMetrics, elapsed: Duration) {
+        let IngressOutcome::Accepted(event) = &self else {
+            return self.emit(metrics.endpoint(), elapsed);
+        };
+        let handles = metrics.accepted(event.duplicate);
+        handles.requests.increment(1);
+        handles.ack_seconds.record(elapsed.as_secs_f64());
+        self.log(metrics.endpoint(), elapsed);
+    }
+
+    fn log(self, endpoint: &str, elapsed: Duration) {
         if let IngressOutcome::Accepted(event) = self {
             tracing::info!(
                 message = "Accepted an event.",
@@ -76,17 +94,13 @@ pub(super) fn millis(elapsed: Duration) -> f64 {
 /// A request verified under one secret version (watch the old version's
 /// count fall to zero before retiring it).
 pub struct SecretVersionMatched<'a> {
-    pub endpoint: &'a str,
+    pub endpoint: &'a EndpointMetrics,
     pub version: &'a str,
 }
 
 impl SecretVersionMatched<'_> {
     pub fn emit(self) {
-        metrics::counter!(
-            "hookinbox_secret_version_matches_total",
-            "endpoint" => self.endpoint.to_owned(), "version" => self.version.to_owned()
-        )
-        .increment(1);
+        self.endpoint.count_secret_version(self.version);
     }
 }
 
