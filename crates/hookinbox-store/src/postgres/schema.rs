@@ -206,6 +206,12 @@ pub(super) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE inbox ADD COLUMN not_routed text;
     "#,
+    // (#22, traces) the W3C `traceparent` of the span the event's
+    // deliveries continue (docs/architecture.md §7, Traces): its trace id is
+    // the event's trace. NULL: no trace (none sent, tracing off).
+    r#"
+    ALTER TABLE inbox ADD COLUMN trace_parent text;
+    "#,
 ];
 
 /// The schema version this build writes.

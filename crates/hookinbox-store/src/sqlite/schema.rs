@@ -199,6 +199,12 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE inbox ADD COLUMN not_routed TEXT;
     "#,
+    // (#22, traces) the W3C `traceparent` of the span the event's
+    // deliveries continue (docs/architecture.md §7, Traces): its trace id is
+    // the event's trace. NULL: no trace (none sent, tracing off).
+    r#"
+    ALTER TABLE inbox ADD COLUMN trace_parent TEXT;
+    "#,
 ];
 
 /// The schema version this build writes.
