@@ -27,7 +27,10 @@
 #   KEEP_DB=0  (1: keep each run's SQLite file for analysis; they are large)
 #   TARGET=http  (or rabbitmq: into a durable queue on $RABBITMQ_URL, declared and deleted per
 #                run by bench's amqp_queue; or redis_stream: XADD to a stream on $REDIS_URL,
-#                deleted per run with redis-cli. The sink then runs idle.)
+#                deleted per run with redis-cli; or nats: JetStream publish into a file stream on
+#                $NATS_URL, declared and deleted per run by bench/nats_stream.py; or mqtt: QoS 1
+#                publish to $MQTT_URL (each delivery counted after its PUBACK; with no subscriber,
+#                so "in the broker" is not counted). The sink then runs idle.)
 #   BIN=target/release  (where loadgen, sink and amqp_queue are)
 #   OUT=bench/out/delivery-<date>
 set -euo pipefail
@@ -51,6 +54,8 @@ KEEP_DB=${KEEP_DB:-0}
 TARGET=${TARGET:-http}
 RABBITMQ_URL=${RABBITMQ_URL:-amqp://guest:guest@127.0.0.1:5672/%2f}
 REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379}
+NATS_URL=${NATS_URL:-nats://127.0.0.1:4222}
+MQTT_URL=${MQTT_URL:-mqtt://127.0.0.1:1883}
 BROKER_NAME=hookinbox-bench-$$
 VARIANTS=${VARIANTS:-"current=$ROOT/target/release/hookinbox"}
 OUT=${OUT:-$ROOT/bench/out/delivery-$(date -u +%Y%m%dT%H%M%SZ)}
@@ -134,7 +139,9 @@ target_block() {
     http) printf 'name = "sink"\nkind = "http"\nurl = "http://%s/deliveries"\nsecret = "%s"\n' "$1" "$TARGET_SECRET" ;;
     rabbitmq) printf 'name = "amqp"\nkind = "rabbitmq"\nurl = "%s"\nexchange = "%s"\nrouting_key = "bench.{endpoint}.{event_type}"\n' "$RABBITMQ_URL" "$BROKER_NAME" ;;
     redis_stream) printf 'name = "stream"\nkind = "redis_stream"\nurl = "%s"\nstream = "%s:{endpoint}"\n' "$REDIS_URL" "$BROKER_NAME" ;;
-    *) echo "TARGET must be http, rabbitmq or redis_stream" >&2; exit 2 ;;
+    nats) printf 'name = "nats"\nkind = "nats"\nurl = "%s"\nsubject = "%s.{endpoint}"\n' "$NATS_URL" "$BROKER_NAME" ;;
+    mqtt) printf 'name = "mqtt"\nkind = "mqtt"\nurl = "%s"\ntopic = "%s/{endpoint}"\n' "$MQTT_URL" "$BROKER_NAME" ;;
+    *) echo "TARGET must be http, rabbitmq, redis_stream, nats or mqtt" >&2; exit 2 ;;
     esac
     printf 'timeout = "5s"\nconcurrency = %s\n' "$2"
 }
@@ -146,6 +153,9 @@ broker_reset() {
         "$BIN/amqp_queue" --url "$RABBITMQ_URL" --exchange "$BROKER_NAME" --queue "$BROKER_NAME" delete 2>/dev/null || true
         "$BIN/amqp_queue" --url "$RABBITMQ_URL" --exchange "$BROKER_NAME" --queue "$BROKER_NAME" declare ;;
     redis_stream) redis-cli -u "$REDIS_URL" DEL "$BROKER_NAME:lab" >/dev/null ;;
+    nats)
+        python3 "$ROOT/bench/nats_stream.py" --url "$NATS_URL" --stream "$BROKER_NAME" delete 2>/dev/null || true
+        python3 "$ROOT/bench/nats_stream.py" --url "$NATS_URL" --stream "$BROKER_NAME" declare ;;
     esac
 }
 
@@ -154,6 +164,7 @@ broker_count() {
     case $TARGET in
     rabbitmq) "$BIN/amqp_queue" --url "$RABBITMQ_URL" --exchange "$BROKER_NAME" --queue "$BROKER_NAME" count ;;
     redis_stream) redis-cli -u "$REDIS_URL" XLEN "$BROKER_NAME:lab" ;;
+    nats) python3 "$ROOT/bench/nats_stream.py" --url "$NATS_URL" --stream "$BROKER_NAME" count ;;
     *) echo '""' ;;
     esac
 }
@@ -364,6 +375,7 @@ echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/meta
 case $TARGET in
 rabbitmq) "$BIN/amqp_queue" --url "$RABBITMQ_URL" --exchange "$BROKER_NAME" --queue "$BROKER_NAME" delete || true ;;
 redis_stream) redis-cli -u "$REDIS_URL" DEL "$BROKER_NAME:lab" >/dev/null || true ;;
+nats) python3 "$ROOT/bench/nats_stream.py" --url "$NATS_URL" --stream "$BROKER_NAME" delete || true ;;
 esac
 
 $PY summary --dir "$OUT" | tee "$OUT/summary.md"

@@ -110,6 +110,7 @@ fn new_event(n: usize, total: usize, now_ms: i64, target: Option<&str>) -> NewEv
         not_routed: Vec::new(),
         unsigned_metadata: UnsignedMetadata::default(),
         fingerprint_window_ms: None,
+        trace_parent: None,
     }
 }
 

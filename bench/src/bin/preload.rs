@@ -63,6 +63,7 @@ fn event(n: usize, body_bytes: usize, received_at_ms: i64) -> NewEvent {
         not_routed: Vec::new(),
         unsigned_metadata: UnsignedMetadata::default(),
         fingerprint_window_ms: None,
+        trace_parent: None,
     }
 }
 

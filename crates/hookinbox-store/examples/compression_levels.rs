@@ -152,6 +152,7 @@ fn payload_log_bytes(bodies: &[Vec<u8>]) -> anyhow::Result<u64> {
                     not_routed: Vec::new(),
                     unsigned_metadata: UnsignedMetadata::default(),
                     fingerprint_window_ms: None,
+                    trace_parent: None,
                 };
                 let store = store.clone();
                 tasks.push(tokio::spawn(async move { store.accept(event).await }));

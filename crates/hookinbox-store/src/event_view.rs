@@ -142,7 +142,20 @@ pub struct EventDetail {
     /// it. Empty when every target took it; an event routed to none is
     /// PROCESSED ("no target matched").
     pub not_routed: Vec<String>,
+    /// The event's trace (32 hex digits): the provider's `traceparent`
+    /// trace when it sent one, else the ingress span's when tracing was on;
+    /// each delivery's `traceparent` carries it on.
+    pub trace_id: Option<String>,
     pub deliveries: Vec<DeliveryView>,
+}
+
+/// The trace id of a stored `traceparent` (`inbox.trace_parent`):
+/// `00-<trace id>-<span id>-<flags>`; `None` for NULL or another shape.
+pub(crate) fn trace_id_of(trace_parent: Option<String>) -> Option<String> {
+    let trace_parent = trace_parent?;
+    let trace_id = trace_parent.split('-').nth(1)?;
+    (trace_id.len() == 32 && trace_id.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| trace_id.to_owned())
 }
 
 /// A target list column (`inbox.targets`, `inbox.not_routed`: a JSON

@@ -137,6 +137,10 @@ pub struct NewEvent {
     /// under another id. `None` when the id is signed: it alone says which
     /// event this is, and two ids with one body are two events.
     pub fingerprint_window_ms: Option<i64>,
+    /// The W3C `traceparent` of the span this event's deliveries continue
+    /// (`inbox.trace_parent`): the ingress span when tracing is on, else
+    /// the provider's own when it sent one; `None`: no trace.
+    pub trace_parent: Option<String>,
 }
 
 /// A stored event as a delivery worker needs it.
@@ -155,6 +159,8 @@ pub struct StoredEvent {
     pub payload: Option<Bytes>,
     /// Which of the metadata above came from unsigned request values.
     pub unsigned_metadata: UnsignedMetadata,
+    /// The `traceparent` its deliveries continue ([`NewEvent::trace_parent`]).
+    pub trace_parent: Option<String>,
 }
 
 /// What accepting an event did.

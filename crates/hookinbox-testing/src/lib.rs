@@ -10,7 +10,8 @@
 //! - [`client`], [`post`], [`send`]: a plain HTTP/1.1 client and its [`Answer`];
 //! - [`Sink`]: a capturing HTTP target (plain or TLS), and [`ReservedPort`]
 //!   for a target that is down until a test starts it;
-//! - [`TestPki`]: a throwaway CA and server certificate;
+//! - [`TestPki`]: a throwaway CA and server certificate, and [`TlsProxy`]:
+//!   TLS in front of a plain broker, with its certificate;
 //! - [`database`]: the store's rows read through a connection of the test's own;
 //! - [`lab_stored_event`] / [`test_encryption_keys`]: events written into a
 //!   store directly, with a receive time in the past;
@@ -30,6 +31,7 @@ mod pki;
 mod signed;
 mod sink;
 mod stored_events;
+mod tls_proxy;
 mod wait;
 
 pub use config::{
@@ -46,4 +48,5 @@ pub use signed::{
 };
 pub use sink::{Received, ReservedPort, Sink};
 pub use stored_events::{lab_stored_event, test_encryption_keys};
+pub use tls_proxy::TlsProxy;
 pub use wait::eventually;

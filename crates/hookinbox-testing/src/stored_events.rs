@@ -42,5 +42,6 @@ pub fn lab_stored_event(event_id: &str, body: &[u8], received_at_ms: i64) -> New
         not_routed: Vec::new(),
         unsigned_metadata: UnsignedMetadata::default(),
         fingerprint_window_ms: None,
+        trace_parent: None,
     }
 }

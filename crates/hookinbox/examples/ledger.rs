@@ -243,6 +243,7 @@ async fn accept(app: &App, headers: &HeaderMap, body: Bytes) -> Result<bool, Ref
         // `lab` signs its event id: the id alone tells two events apart.
         unsigned_metadata: UnsignedMetadata::default(),
         fingerprint_window_ms: None,
+        trace_parent: None,
     };
     let fail_after_record = app.fault_injection
         && headers

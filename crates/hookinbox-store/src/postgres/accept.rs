@@ -66,21 +66,23 @@ const INSERT_ROUND: &str = "
             $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int8[],
             $8::int8[], $9::int8[], $10::text[], $11::bytea[], $12::text[], $13::text[],
             $14::text[], $15::int8[], $16::bytea[], $23::text[], $24::text[], $26::int2[],
-            $27::int8[], $28::text[])
+            $27::int8[], $28::text[], $29::text[])
         AS c(id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
              provider_created_at, received_at_ms, content_type, payload_sha256, audit_headers,
              matched_secret_version, unsigned_metadata, same_body_since, payload, payload_key_id,
-             targets, payload_format, payload_raw_len, not_routed)
+             targets, payload_format, payload_raw_len, not_routed, trace_parent)
     ), inserted AS (
         INSERT INTO inbox (
             id, endpoint_id, provider, provider_event_id, event_type, object_id, object_version,
             provider_created_at, received_at_ms, content_type, payload_sha256, audit_headers,
-            matched_secret_version, unsigned_metadata, payload_key_id, targets, status, not_routed)
+            matched_secret_version, unsigned_metadata, payload_key_id, targets, status, not_routed,
+            trace_parent)
         SELECT c.id, c.endpoint_id, c.provider, c.provider_event_id, c.event_type, c.object_id,
                c.object_version, c.provider_created_at, c.received_at_ms, c.content_type,
                c.payload_sha256, c.audit_headers, c.matched_secret_version, c.unsigned_metadata,
                c.payload_key_id, c.targets,
-               CASE WHEN c.targets = '[]' THEN 'PROCESSED' ELSE 'ACCEPTED' END, c.not_routed
+               CASE WHEN c.targets = '[]' THEN 'PROCESSED' ELSE 'ACCEPTED' END, c.not_routed,
+               c.trace_parent
         FROM candidate c
         WHERE c.same_body_since IS NULL OR NOT EXISTS (
             SELECT 1 FROM inbox i
@@ -365,6 +367,10 @@ async fn insert_round(
         .collect();
     let targets: Vec<&str> = events.iter().map(|p| p.targets.as_str()).collect();
     let not_routed: Vec<Option<&str>> = events.iter().map(|p| p.not_routed.as_deref()).collect();
+    let trace_parents: Vec<Option<&str>> = events
+        .iter()
+        .map(|p| p.event.trace_parent.as_deref())
+        .collect();
 
     let deliveries = DeliveryColumns::of(events);
 
@@ -401,6 +407,7 @@ async fn insert_round(
                 &formats,
                 &raw_lens,
                 &not_routed,
+                &trace_parents,
             ],
         )
         .await?;

@@ -130,7 +130,7 @@ pub(super) const LEASE_WITH_EVENTS: &str = concat!(
 );
 
 /// Where [`LEASE_WITH_EVENTS`] puts the delivery id.
-const LEASED_ID_COLUMN: usize = 15;
+const LEASED_ID_COLUMN: usize = 16;
 
 /// A delivery [`lease`] took, with its event's columns as read in the
 /// leasing statement (see `PostgresReader::event_from_joined_row`).

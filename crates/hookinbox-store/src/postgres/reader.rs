@@ -18,7 +18,7 @@ use tokio_postgres::Row;
 use super::db_error::PgError;
 use super::pool::PostgresOptions;
 use crate::event_query::{self, Dialect, Value as QueryValue};
-use crate::event_view::target_list;
+use crate::event_view::{target_list, trace_id_of};
 use crate::key_check::{self, KeyCheck};
 use crate::sealed;
 use crate::stored_body::BodyRecord;
@@ -35,7 +35,8 @@ macro_rules! stored_event_columns {
     () => {
         "i.id, i.endpoint_id, i.provider, i.provider_event_id, i.event_type, i.object_id, \
          i.object_version, i.received_at_ms, i.content_type, i.unsigned_metadata, \
-         i.payload_sha256, p.payload, i.payload_key_id, p.payload_format, p.payload_raw_len"
+         i.payload_sha256, p.payload, i.payload_key_id, p.payload_format, p.payload_raw_len, \
+         i.trace_parent"
     };
 }
 pub(crate) use stored_event_columns;
@@ -151,7 +152,8 @@ impl PostgresReader {
                         i.content_type, i.matched_secret_version, i.payload_sha256,
                         octet_length(p.payload),
                         CASE WHEN $2 THEN p.payload END, i.payload_key_id, i.fetched_at_ms,
-                        p.payload_format, p.payload_raw_len, i.targets, i.not_routed
+                        p.payload_format, p.payload_raw_len, i.targets, i.not_routed,
+                        i.trace_parent
                  FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
                  WHERE i.id = $1",
             )
@@ -191,6 +193,7 @@ impl PostgresReader {
             fetched_at_ms: row.try_get(16)?,
             routed_to: target_list(row.try_get(19)?),
             not_routed: target_list(row.try_get(20)?).unwrap_or_default(),
+            trace_id: trace_id_of(row.try_get(21)?),
             deliveries: Vec::new(),
         };
         let deliveries = client
@@ -356,6 +359,7 @@ fn stored_event_from_row(keys: Option<&EncryptionKeys>, row: &Row) -> Result<Sto
         unsigned_metadata: UnsignedMetadata::from_column(
             row.try_get::<_, Option<String>>(9)?.as_deref(),
         ),
+        trace_parent: row.try_get(15)?,
         id,
     })
 }

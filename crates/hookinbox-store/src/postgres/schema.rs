@@ -216,6 +216,12 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE inbox ALTER COLUMN stream_xact SET DEFAULT pg_current_xact_id();
     CREATE INDEX inbox_stream ON inbox (endpoint_id, stream_xact, id);
     "#,
+    // (#22, traces) the W3C `traceparent` of the span the event's
+    // deliveries continue (docs/architecture.md §7, Traces): its trace id is
+    // the event's trace. NULL: no trace (none sent, tracing off).
+    r#"
+    ALTER TABLE inbox ADD COLUMN trace_parent text;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -30,9 +30,9 @@ const INSERT_INBOX: &str = "
         provider_created_at, received_at_ms, content_type, payload_sha256,
         audit_headers, matched_secret_version, payload_segment, payload_offset, payload_len,
         unsigned_metadata, payload_key_id, targets, status, payload_format, payload_raw_len,
-        not_routed, stream_position
+        not_routed, trace_parent, stream_position
     ) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
-              ?21, ?22, ?23,
+              ?21, ?22, ?23, ?24,
               -- The endpoint's next stream place, read inside this write
               -- transaction: places follow commit order (`event_stream`).
               coalesce((SELECT stream_position FROM inbox WHERE endpoint_id = ?2
@@ -123,6 +123,7 @@ pub(crate) fn accept(
         stored_body.format.column(),
         stored_body.raw_len_column(),
         not_routed,
+        event.trace_parent,
     ])? == 1;
     if !inserted {
         payloads.rollback_to(before_body);

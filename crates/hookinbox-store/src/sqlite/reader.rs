@@ -17,7 +17,7 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 use super::payload_log::{self, Open, PayloadFiles, PayloadRef};
 use crate::event_query::{self, Dialect, Value as QueryValue};
-use crate::event_view::target_list;
+use crate::event_view::{target_list, trace_id_of};
 use crate::key_check::{self, KeyCheck};
 use crate::sealed;
 use crate::stored_body::BodyRecord;
@@ -174,7 +174,7 @@ impl SqliteReader {
                         i.object_version, i.received_at_ms, i.content_type,
                         i.unsigned_metadata,
                         i.payload_sha256, i.payload_segment, i.payload_offset, i.payload_len, p.payload,
-                        i.payload_key_id, i.payload_format, i.payload_raw_len
+                        i.payload_key_id, i.payload_format, i.payload_raw_len, i.trace_parent
                  FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
                  WHERE i.id = ?1",
             )?
@@ -193,6 +193,7 @@ impl SqliteReader {
                     unsigned_metadata: UnsignedMetadata::from_column(
                         row.get::<_, Option<String>>(9)?.as_deref(),
                     ),
+                    trace_parent: row.get(18)?,
                 };
                 Ok((event, StoredPayload::from_row(row, 10)?))
             })
@@ -300,7 +301,7 @@ impl SqliteReader {
                             i.content_type, i.matched_secret_version,
                             i.payload_sha256, i.payload_segment, i.payload_offset, i.payload_len, p.payload,
                             i.payload_key_id, i.payload_format, i.payload_raw_len, i.fetched_at_ms,
-                            i.targets, i.not_routed
+                            i.targets, i.not_routed, i.trace_parent
                      FROM inbox i LEFT JOIN inbox_payload p ON p.inbox_id = i.id
                      WHERE i.id = ?1",
                 )?
@@ -324,6 +325,7 @@ impl SqliteReader {
                             fetched_at_ms,
                             routed_to: target_list(row.get(21)?),
                             not_routed: target_list(row.get(22)?).unwrap_or_default(),
+                            trace_id: trace_id_of(row.get(23)?),
                             deliveries: Vec::new(),
                         },
                         stored,

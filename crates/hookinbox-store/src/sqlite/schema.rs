@@ -207,6 +207,12 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE inbox ADD COLUMN stream_position INTEGER NOT NULL DEFAULT 0;
     CREATE INDEX inbox_stream ON inbox (endpoint_id, stream_position, id);
     "#,
+    // (#22, traces) the W3C `traceparent` of the span the event's
+    // deliveries continue (docs/architecture.md §7, Traces): its trace id is
+    // the event's trace. NULL: no trace (none sent, tracing off).
+    r#"
+    ALTER TABLE inbox ADD COLUMN trace_parent TEXT;
+    "#,
 ];
 
 /// The schema version this build writes.

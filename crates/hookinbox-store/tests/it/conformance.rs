@@ -65,6 +65,7 @@ conformance! {
         bodies_are_read_back_exactly_and_never_replaced,
         delivered_event_becomes_processed,
         an_event_records_the_targets_it_was_routed_to_and_not,
+        an_event_keeps_its_trace_for_every_worker,
         leased_events_come_with_the_event_load_event_reads,
         an_event_is_processed_once_all_its_targets_are_done,
         retries_wait_and_dead_fails_then_replay_delivers,
@@ -321,6 +322,39 @@ async fn an_event_records_the_targets_it_was_routed_to_and_not(backend: &Backend
         .unwrap();
     assert_eq!(detail.routed_to, Some(vec!["t".to_owned()]));
     assert!(detail.not_routed.is_empty());
+}
+
+/// The trace an event was accepted in (`inbox.trace_parent`): written in
+/// the accepting commit, handed to whichever worker leases it, and its
+/// trace id shown; an event with none has none.
+async fn an_event_keeps_its_trace_for_every_worker(backend: &Backend) {
+    let store = &backend.store;
+    let traced_parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let mut traced = event_for_target("traced", None);
+    traced.trace_parent = Some(traced_parent.to_owned());
+    let traced = inserted(store, traced).await;
+    let untraced = inserted(store, event_for_target("untraced", None)).await;
+
+    let leased = store.lease_events(lease_params("w", 1_000)).await.unwrap();
+    let trace_of = |id: &str| {
+        let leased = leased.iter().find(|l| l.lease.inbox_id == id).unwrap();
+        let event = leased.event.as_ref().unwrap().as_ref().unwrap();
+        event.trace_parent.clone()
+    };
+    assert_eq!(trace_of(&traced).as_deref(), Some(traced_parent));
+    assert_eq!(trace_of(&untraced), None);
+    let loaded = store.load_event(&traced).await.unwrap().unwrap();
+    assert_eq!(loaded.trace_parent.as_deref(), Some(traced_parent));
+
+    let shown = |id: String| async move {
+        let (detail, _) = backend.reads.show_event(&id, false).await.unwrap().unwrap();
+        detail.trace_id
+    };
+    assert_eq!(
+        shown(traced).await.as_deref(),
+        Some("4bf92f3577b34da6a3ce929d0e0e4736")
+    );
+    assert_eq!(shown(untraced).await, None);
 }
 
 async fn delivered_event_becomes_processed(backend: &Backend) {

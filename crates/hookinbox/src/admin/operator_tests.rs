@@ -181,33 +181,11 @@ impl Admin {
         received_at_ms: i64,
         routed: bool,
     ) -> String {
-        let (targets, not_routed) = if routed {
-            (vec!["sink".into()], Vec::new())
-        } else {
-            (Vec::new(), vec!["sink".into()])
-        };
-        let body = Bytes::from(format!(
-            "{{\"id\":\"{event_id}\",\"type\":\"{event_type}\"}}"
-        ));
-        let event = NewEvent {
-            endpoint_id: "lab".into(),
-            provider: "lab".into(),
-            provider_event_id: event_id.into(),
-            event_type: Some(event_type.into()),
-            object_id: None,
-            object_version: None,
-            provider_created_at: None,
-            received_at_ms,
-            content_type: Some("application/json".into()),
-            fingerprint: Fingerprint::of(&body),
-            payload: body,
-            audit_headers: vec![("x-timestamp".into(), "1700000000".into())],
-            matched_secret_version: "v1".into(),
-            targets,
-            not_routed,
-            unsigned_metadata: UnsignedMetadata::default(),
-            fingerprint_window_ms: None,
-        };
+        self.insert(routed_event(event_id, event_type, received_at_ms, routed))
+            .await
+    }
+
+    async fn insert(&self, event: NewEvent) -> String {
         match self.store.accept(event).await.unwrap() {
             AcceptOutcome::Inserted { id } => id,
             other => panic!("{other:?}"),
@@ -775,4 +753,78 @@ async fn every_dashboard_page_answers_and_bulk_replay_confirms_first() {
     assert_eq!(done.status, 200, "{}", done.text());
     assert!(done.text().contains("Replayed 2 of 2"), "{}", done.text());
     assert_eq!(admin.status_of(&id).await, "ACCEPTED");
+}
+
+/// An event on `lab`, routed to `sink` or, when not `routed`, to no target.
+fn routed_event(event_id: &str, event_type: &str, received_at_ms: i64, routed: bool) -> NewEvent {
+    let (targets, not_routed) = if routed {
+        (vec!["sink".into()], Vec::new())
+    } else {
+        (Vec::new(), vec!["sink".into()])
+    };
+    let body = Bytes::from(format!(
+        "{{\"id\":\"{event_id}\",\"type\":\"{event_type}\"}}"
+    ));
+    NewEvent {
+        endpoint_id: "lab".into(),
+        provider: "lab".into(),
+        provider_event_id: event_id.into(),
+        event_type: Some(event_type.into()),
+        object_id: None,
+        object_version: None,
+        provider_created_at: None,
+        received_at_ms,
+        content_type: Some("application/json".into()),
+        fingerprint: Fingerprint::of(&body),
+        payload: body,
+        audit_headers: vec![("x-timestamp".into(), "1700000000".into())],
+        matched_secret_version: "v1".into(),
+        targets,
+        not_routed,
+        unsigned_metadata: UnsignedMetadata::default(),
+        fingerprint_window_ms: None,
+        trace_parent: None,
+    }
+}
+
+#[tokio::test]
+async fn an_event_in_a_trace_names_it_in_the_api_its_schema_and_the_dashboard() {
+    let admin = Admin::start();
+    let mut event = routed_event("traced", "charge.succeeded", 1_000, true);
+    event.trace_parent = Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into());
+    let id = admin.insert(event).await;
+    let untraced = admin.accept("untraced", "charge.succeeded", 1_001).await;
+    let shown = |id: String| {
+        let admin = &admin;
+        async move {
+            admin
+                .send(Sent::get(&format!("/admin/events/{id}")).bearer())
+                .await
+                .json()
+        }
+    };
+    assert_eq!(
+        shown(id.clone()).await["trace_id"],
+        "4bf92f3577b34da6a3ce929d0e0e4736"
+    );
+    assert_eq!(shown(untraced).await["trace_id"], Value::Null);
+    let document = admin
+        .send(Sent::get("/admin/openapi.json").bearer())
+        .await
+        .json();
+    let property = &document["components"]["schemas"]["EventDetail"]["properties"]["trace_id"];
+    assert!(
+        property.is_object(),
+        "{:#}",
+        document["components"]["schemas"]["EventDetail"]
+    );
+    let (cookie, _) = admin.sign_in().await;
+    let page = admin
+        .send(Sent::get(&format!("/ui/events/{id}")).header("cookie", &cookie))
+        .await
+        .text();
+    assert!(
+        page.contains("<dt>Trace id</dt><dd class=\"mono\">4bf92f3577b34da6a3ce929d0e0e4736</dd>"),
+        "{page}"
+    );
 }

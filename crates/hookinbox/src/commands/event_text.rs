@@ -41,6 +41,9 @@ pub fn write_event(out: &mut impl Write, event: &EventDetail) -> io::Result<()> 
         }
         writeln!(out, "not routed {}", event.not_routed.join(", "))?;
     }
+    if let Some(trace_id) = &event.trace_id {
+        writeln!(out, "trace      {trace_id}")?;
+    }
     if let Some(created) = event.provider_created_at {
         writeln!(
             out,
@@ -154,6 +157,7 @@ mod tests {
             fetched_at_ms: None,
             routed_to: Some(vec!["sink".into()]),
             not_routed: Vec::new(),
+            trace_id: None,
             deliveries,
         }
     }
@@ -237,6 +241,13 @@ deliveries 2
     attempt 1   Mon, 01 Dec 2025 03:22:09 GMT  DELIVERED
 "
         );
+    }
+
+    #[test]
+    fn an_event_in_a_trace_names_its_trace_id() {
+        let mut event = event(Vec::new());
+        event.trace_id = Some("4bf92f3577b34da6a3ce929d0e0e4736".into());
+        assert!(text(&event).contains("\ntrace      4bf92f3577b34da6a3ce929d0e0e4736\n"));
     }
 
     #[test]

@@ -30,8 +30,8 @@ pub struct RabbitmqDestination {
     pub exchange: String,
     /// Each event's routing key.
     pub routing_key: NameTemplate,
-    /// Only with `amqps://`: the CA certificates then trusted instead of
-    /// Mozilla's roots.
+    /// Only with `amqps://`: CA certificates then trusted beside Mozilla's
+    /// roots (lapin adds them to its webpki root store).
     pub ca_file: Option<PathBuf>,
     /// How long one attempt waits for a connection and the confirm.
     #[serde(with = "humantime_serde")]

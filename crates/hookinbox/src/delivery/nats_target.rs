@@ -328,6 +328,7 @@ mod tests {
                 event_id: true,
                 event_type: true,
             },
+            trace_parent: None,
         }
     }
 

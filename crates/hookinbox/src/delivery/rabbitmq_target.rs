@@ -389,6 +389,7 @@ mod tests {
                 event_id: true,
                 event_type: true,
             },
+            trace_parent: None,
         }
     }
 

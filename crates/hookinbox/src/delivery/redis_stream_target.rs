@@ -204,6 +204,7 @@ mod tests {
                 event_id: true,
                 event_type: false,
             },
+            trace_parent: None,
         }
     }
 

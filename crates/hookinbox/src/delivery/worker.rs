@@ -180,7 +180,10 @@ async fn attempt(
         Err(error) => return Some(deferred(context, lease, &error, started)),
     };
     let received_at_ms = event.as_ref().map(|event| event.received_at_ms);
-    let span = DeliverySpan::start(&lease);
+    let trace_parent = event
+        .as_ref()
+        .and_then(|event| event.trace_parent.as_deref());
+    let span = DeliverySpan::start(&lease, trace_parent);
     let send = span.scope(async {
         let Some(event) = event else {
             return AttemptOutcome::Permanent {

@@ -245,6 +245,7 @@ async fn pipeline(
             event_type: unsigned.event_type,
         },
         fingerprint_window_ms: endpoint.fingerprint_window_ms(),
+        trace_parent: span.trace_parent(),
     };
     // Past the deadline the request stops waiting. Its op, if still queued,
     // is skipped by the writer; if already in a batch, it commits or not
@@ -268,12 +269,12 @@ async fn pipeline(
     }
     match accepted {
         Ok(AcceptOutcome::Inserted { id }) => {
-            span.committed(&id, false);
+            span.committed(&id);
             endpoint.wake_targets();
             Ok(acknowledge(id, event_id, false))
         }
         Ok(AcceptOutcome::Duplicate { id }) => {
-            span.committed(&id, true);
+            span.committed(&id);
             Ok(acknowledge(id, event_id, true))
         }
         Ok(AcceptOutcome::Conflict { .. }) => {

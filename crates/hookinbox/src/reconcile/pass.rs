@@ -302,6 +302,7 @@ fn fetched_event(
         not_routed: routing.not_routed,
         unsigned_metadata: UnsignedMetadata::default(),
         fingerprint_window_ms: endpoint.fingerprint_window_ms(),
+        trace_parent: None,
     }
 }
 

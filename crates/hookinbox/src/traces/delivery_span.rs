@@ -1,14 +1,15 @@
-//! The span of one delivery attempt, in the trace of the request that
-//! accepted the event (while that is remembered: `EventTraces`). While the
-//! attempt runs, the target reads [`propagation_headers`] to pass the
-//! trace on (`traceparent`), and may [`record_status`] the status code its
-//! service answered.
+//! The span of one delivery attempt, a child of the span stored with its
+//! event (`inbox.trace_parent`: the ingress span, or the provider's own),
+//! so any worker process, before or after a restart, continues the
+//! event's trace. While the attempt runs, the target reads
+//! [`propagation_headers`] to pass the trace on (`traceparent`), and may
+//! [`record_status`] the status code its service answered.
 
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
 
 use hookinbox_store::LeasedDelivery;
-use opentelemetry::trace::{Span as _, SpanContext, SpanKind, Status, Tracer as _};
+use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt as _, Tracer as _};
 use opentelemetry::KeyValue;
 use opentelemetry_sdk::trace::Span;
 
@@ -20,26 +21,39 @@ tokio::task_local! {
 
 /// What a running attempt's target can read and record.
 struct AttemptTrace {
-    span: SpanContext,
+    /// `traceparent` (and `tracestate`) as the target sends them.
+    headers: Vec<(&'static str, String)>,
     status: AtomicU16,
 }
 
-/// A no-op when traces are off.
+/// No span when traces are off: the attempt then passes the event's
+/// stored `traceparent` on unchanged, so the receiver still joins the
+/// provider's trace.
 pub struct DeliverySpan {
     span: Option<Span>,
     attempt: Option<Arc<AttemptTrace>>,
 }
 
 impl DeliverySpan {
-    /// Starts the span of the attempt at `lease`.
-    pub fn start(lease: &LeasedDelivery) -> DeliverySpan {
+    /// Starts the span of the attempt at `lease`, of an event stored with
+    /// `trace_parent` (`None`: no trace, or the event is missing).
+    pub fn start(lease: &LeasedDelivery, trace_parent: Option<&str>) -> DeliverySpan {
+        let stored = trace_parent.and_then(TraceParent::parse);
         let Some(traces) = super::get() else {
             return DeliverySpan {
                 span: None,
-                attempt: None,
+                attempt: stored.map(|span| {
+                    Arc::new(AttemptTrace {
+                        headers: TraceParent::headers(&span),
+                        status: AtomicU16::new(0),
+                    })
+                }),
             };
         };
-        let parent = super::ingress_span::parent_of(&lease.inbox_id);
+        let parent = match stored {
+            Some(span) => opentelemetry::Context::new().with_remote_span_context(span),
+            None => opentelemetry::Context::new(),
+        };
         let span = traces
             .tracer()
             .span_builder(format!("deliver {}", lease.target))
@@ -52,7 +66,7 @@ impl DeliverySpan {
             ])
             .start_with_context(traces.tracer(), &parent);
         let attempt = Arc::new(AttemptTrace {
-            span: span.span_context().clone(),
+            headers: TraceParent::headers(span.span_context()),
             status: AtomicU16::new(0),
         });
         DeliverySpan {
@@ -95,10 +109,12 @@ impl DeliverySpan {
 }
 
 /// The `traceparent` (and `tracestate`) a target sends with the running
-/// attempt; empty when traces are off or outside an attempt.
+/// attempt: the attempt span's, in the event's stored trace; the stored
+/// one itself when traces are off; empty for an event with no trace or
+/// outside an attempt.
 pub fn propagation_headers() -> Vec<(&'static str, String)> {
     CURRENT
-        .try_with(|current| TraceParent::headers(&current.span))
+        .try_with(|current| current.headers.clone())
         .unwrap_or_default()
 }
 

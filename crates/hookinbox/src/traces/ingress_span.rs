@@ -3,23 +3,31 @@
 //! steps as events. Its attributes are names and numbers only — endpoint,
 //! provider, outcome and reason, body bytes, matched secret version, inbox
 //! id — never a secret, a header value or the payload.
+//!
+//! It also says which trace the event is in ([`IngressSpan::trace_parent`]),
+//! stored with the event so that every delivery — by this process, by a
+//! separate `hookinbox work`, after a restart — continues it.
 
-use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt as _, Tracer as _};
+use opentelemetry::trace::{Span as _, SpanKind, Status, Tracer as _};
 use opentelemetry::KeyValue;
 use opentelemetry_sdk::trace::Span;
 
 use super::traceparent::TraceParent;
 
-/// A no-op when traces are off.
+/// A no-op when traces are off, but for the provider's trace it keeps.
 pub struct IngressSpan {
     span: Option<Span>,
+    trace_parent: Option<String>,
 }
 
 impl IngressSpan {
     /// Starts the span of a request with these headers.
     pub fn start(headers: &hyper::HeaderMap) -> IngressSpan {
         let Some(traces) = super::get() else {
-            return IngressSpan { span: None };
+            return IngressSpan {
+                span: None,
+                trace_parent: TraceParent::sent(headers),
+            };
         };
         let parent = TraceParent::extract(headers);
         let span = traces
@@ -27,7 +35,18 @@ impl IngressSpan {
             .span_builder("POST /hooks/{endpoint_id}")
             .with_kind(SpanKind::Server)
             .start_with_context(traces.tracer(), &parent);
-        IngressSpan { span: Some(span) }
+        IngressSpan {
+            trace_parent: TraceParent::value(span.span_context()),
+            span: Some(span),
+        }
+    }
+
+    /// The `traceparent` the accepted event is stored with, which its
+    /// deliveries continue: this span's when traces are on (in the
+    /// provider's trace when it sent one), else the provider's own span;
+    /// `None` when there is neither.
+    pub fn trace_parent(&self) -> Option<String> {
+        self.trace_parent.clone()
     }
 
     /// The request was verified against `endpoint`'s `provider` with the
@@ -43,21 +62,13 @@ impl IngressSpan {
         }
     }
 
-    /// The event was committed (or found committed) as `inbox_id`. A new
-    /// event's deliveries join this span's trace.
-    pub fn committed(&mut self, inbox_id: &str, duplicate: bool) {
+    /// The event was committed (or found committed) as `inbox_id`.
+    pub fn committed(&mut self, inbox_id: &str) {
         let Some(span) = &mut self.span else {
             return;
         };
         span.set_attribute(KeyValue::new("hookinbox.inbox_id", inbox_id.to_owned()));
         span.add_event("committed", Vec::new());
-        if !duplicate {
-            if let Some(traces) = super::get() {
-                traces
-                    .events()
-                    .remember(inbox_id, span.span_context().clone());
-            }
-        }
     }
 
     /// Ends the span with how the request was answered.
@@ -84,13 +95,5 @@ impl IngressSpan {
         }
         span.add_event("answered", Vec::new());
         span.end();
-    }
-}
-
-/// The trace context the ingress span of `inbox_id` left, as a parent.
-pub(super) fn parent_of(inbox_id: &str) -> opentelemetry::Context {
-    match super::get().and_then(|traces| traces.events().of(inbox_id)) {
-        Some(span) => opentelemetry::Context::new().with_remote_span_context(span),
-        None => opentelemetry::Context::new(),
     }
 }

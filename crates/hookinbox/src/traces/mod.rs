@@ -1,7 +1,8 @@
 //! OpenTelemetry traces (docs/architecture.md §7, Traces): one span per ingress
 //! request, parented on the provider's W3C `traceparent`, and one per
-//! delivery attempt in the event's trace, which each HTTP and NATS delivery
-//! passes on as its own `traceparent`.
+//! delivery attempt in the event's trace (stored with the event, so any
+//! worker process continues it), which each delivery passes on as its own
+//! `traceparent` (HTTP header, NATS/AMQP/Redis header, MQTT user property).
 //!
 //! Spans are made through the OpenTelemetry API directly, not through a
 //! `tracing` layer: each has an explicit parent (a remote one at ingress,
@@ -15,7 +16,6 @@
 
 mod bounded_export;
 mod delivery_span;
-mod event_traces;
 mod export_client;
 mod ingress_span;
 mod traceparent;
@@ -29,7 +29,6 @@ use opentelemetry_sdk::Resource;
 use secrecy::ExposeSecret;
 
 pub use delivery_span::{propagation_headers, record_status, DeliverySpan};
-pub use event_traces::EventTraces;
 pub use ingress_span::IngressSpan;
 
 use crate::config::Otlp;
@@ -59,8 +58,6 @@ pub enum TracesError {
 pub struct Traces {
     tracer: SdkTracer,
     flush: bounded_export::Flush,
-    /// The ingress span of each event accepted lately, for its deliveries.
-    events: EventTraces,
 }
 
 /// Sets up the exporter; must run inside the Tokio runtime (the export
@@ -101,7 +98,6 @@ pub fn install(otlp: &Otlp) -> Result<(), TracesError> {
     let traces = Traces {
         tracer: provider.tracer("hookinbox"),
         flush,
-        events: EventTraces::new(),
     };
     TRACES
         .set(traces)
@@ -121,9 +117,5 @@ pub async fn flush() {
 impl Traces {
     pub(crate) fn tracer(&self) -> &SdkTracer {
         &self.tracer
-    }
-
-    pub fn events(&self) -> &EventTraces {
-        &self.events
     }
 }

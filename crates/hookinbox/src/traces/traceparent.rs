@@ -24,6 +24,34 @@ impl TraceParent {
         TraceContextPropagator::new().extract(&carrier)
     }
 
+    /// The `traceparent` value naming `span`, as an event stores it
+    /// (`inbox.trace_parent`); `None` for an invalid span.
+    pub fn value(span: &SpanContext) -> Option<String> {
+        if !span.is_valid() {
+            return None;
+        }
+        Self::headers(span)
+            .into_iter()
+            .find(|(name, _)| *name == "traceparent")
+            .map(|(_, value)| value)
+    }
+
+    /// The `traceparent` a request names, if valid: the provider's span.
+    pub fn sent(headers: &hyper::HeaderMap) -> Option<String> {
+        Self::value(Self::extract(headers).span().span_context())
+    }
+
+    /// The remote span a stored `traceparent` names, if it is valid.
+    pub fn parse(value: &str) -> Option<SpanContext> {
+        let carrier = HashMap::from([("traceparent".to_owned(), value.to_owned())]);
+        let span = TraceContextPropagator::new()
+            .extract(&carrier)
+            .span()
+            .span_context()
+            .clone();
+        span.is_valid().then_some(span)
+    }
+
     /// The headers that make `span` the parent of the receiver's spans:
     /// `traceparent`, and `tracestate` when there is one.
     pub fn headers(span: &SpanContext) -> Vec<(&'static str, String)> {
@@ -55,6 +83,21 @@ mod tests {
         assert_eq!(
             TraceParent::headers(&span),
             vec![("traceparent", sent.to_owned())]
+        );
+    }
+
+    #[test]
+    fn a_stored_traceparent_parses_back_to_its_span() {
+        let stored = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        let span = TraceParent::parse(stored).unwrap();
+        assert_eq!(
+            span.trace_id().to_string(),
+            "4bf92f3577b34da6a3ce929d0e0e4736"
+        );
+        assert_eq!(TraceParent::value(&span).as_deref(), Some(stored));
+        assert!(TraceParent::parse("00-zz-01").is_none());
+        assert!(
+            TraceParent::parse("00-00000000000000000000000000000000-00f067aa0ba902b7-01").is_none()
         );
     }
 

@@ -16,6 +16,7 @@ mod markdown_paths;
 mod admin;
 mod admin_api;
 mod api_fuzz;
+mod broker_tls;
 mod browser;
 mod cli;
 mod commit_deadline;

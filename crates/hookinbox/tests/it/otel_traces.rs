@@ -365,3 +365,159 @@ async fn a_clean_stop_exports_the_spans_still_queued() {
         "{names:?}"
     );
 }
+
+/// `hookinbox <args>`; its stdout, after checking it succeeded.
+fn cli_output(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hookinbox"))
+        .args(args)
+        .output()
+        .expect("run hookinbox");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The trace is stored with the event, not kept in the accepting process:
+/// `serve --no-workers` accepts, stops, and a separate `hookinbox work`
+/// delivers in the same trace — its attempt span a child of the other
+/// process's ingress span, the target's `traceparent` naming that attempt
+/// — and `events show` (text and JSON) and the admin API name the trace.
+#[tokio::test]
+async fn a_separate_worker_continues_the_trace_the_event_was_accepted_in() {
+    const TOKEN: &str = "admin-t0ken-for-trace-tests";
+    let collector = Sink::start().await;
+    let sink = Sink::start().await;
+    let storage = Storage::new(Backend::Sqlite);
+    let dir = storage.dir.path();
+    let config_path = dir.join("hookinbox.toml");
+    let config = storage
+        .config()
+        .http_target(&sink.url(), "")
+        .extra(&admin_table(TOKEN))
+        .extra(&format!(
+            "[telemetry.otlp]\nendpoint = \"http://{}\"\n",
+            collector.addr
+        ))
+        .to_string();
+    std::fs::write(&config_path, config).unwrap();
+    let mut ingress = Server::start_with_args(dir, &config_path, &["--no-workers"]);
+    let traceparent = format!("00-{SENT_TRACE_ID}-{SENT_SPAN_ID}-01");
+    let answer = post(
+        &client(),
+        &ingress.url("/hooks/lab"),
+        &lab_event("evt_across").with("traceparent", &traceparent),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.error());
+    let inbox_id = answer.json()["id"].as_str().unwrap().to_owned();
+    let admin = ingress.admin_address().await;
+    let api = send(
+        &client(),
+        "GET",
+        &format!("http://{admin}/admin/events/{inbox_id}"),
+        &Signed {
+            headers: vec![("authorization".into(), format!("Bearer {TOKEN}"))],
+            body: Default::default(),
+        },
+    )
+    .await
+    .expect("the admin API answers");
+    assert_eq!(api.status, 200, "{}", api.error());
+    assert_eq!(api.json()["trace_id"], SENT_TRACE_ID);
+    // The ingress span is exported before the accepting process is gone.
+    assert!(
+        eventually(Duration::from_secs(15), || spans(&collector)
+            .iter()
+            .any(|s| s.name == "POST /hooks/{endpoint_id}"))
+        .await
+    );
+    ingress.kill9();
+    assert!(
+        sink.accepted().is_empty(),
+        "no worker in the accepting process"
+    );
+
+    let mut worker = std::process::Command::new(env!("CARGO_BIN_EXE_hookinbox"))
+        .args(["work", "--config"])
+        .arg(&config_path)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let delivered = eventually(Duration::from_secs(15), || sink.accepted().len() == 1).await;
+    let exported = eventually(Duration::from_secs(15), || {
+        spans(&collector).iter().any(|s| s.name == "deliver sink")
+    })
+    .await;
+    let _ = worker.kill();
+    let _ = worker.wait();
+    assert!(delivered, "the worker delivered the event");
+    assert!(exported, "{:#?}", spans(&collector));
+
+    let sent_on = sink.accepted()[0].header("traceparent");
+    let parts: Vec<&str> = sent_on.split('-').collect();
+    assert_eq!(parts.len(), 4, "a W3C traceparent: {sent_on:?}");
+    assert_eq!(
+        parts[1], SENT_TRACE_ID,
+        "the target joins the provider's trace"
+    );
+    let spans = spans(&collector);
+    let ingress_span = spans
+        .iter()
+        .find(|s| s.name == "POST /hooks/{endpoint_id}")
+        .unwrap();
+    let delivery = spans.iter().find(|s| s.name == "deliver sink").unwrap();
+    assert_eq!(hex::encode(&delivery.trace_id), SENT_TRACE_ID);
+    assert_eq!(
+        delivery.parent_span_id, ingress_span.span_id,
+        "the attempt is a child of the other process's ingress span"
+    );
+    assert_eq!(parts[2], hex::encode(&delivery.span_id));
+
+    let config = config_path.to_str().unwrap();
+    let shown: serde_json::Value = serde_json::from_str(&cli_output(&[
+        "events", "show", "--json", &inbox_id, "--config", config,
+    ]))
+    .unwrap();
+    assert_eq!(shown["trace_id"], SENT_TRACE_ID);
+    let text = cli_output(&["events", "show", &inbox_id, "--config", config]);
+    assert!(
+        text.contains(&format!("\ntrace      {SENT_TRACE_ID}\n")),
+        "{text}"
+    );
+}
+
+/// With traces off, the trace a provider sent is still stored and passed
+/// on unchanged, so the target's spans join the provider's.
+#[tokio::test]
+async fn with_traces_off_the_provider_traceparent_is_passed_on_unchanged() {
+    let sink = Sink::start().await;
+    let storage = Storage::new(Backend::Sqlite);
+    let server = Server::start(
+        storage.dir.path(),
+        &storage.config().http_target(&sink.url(), "").to_string(),
+    );
+    let traceparent = format!("00-{SENT_TRACE_ID}-{SENT_SPAN_ID}-01");
+    let client = client();
+    let answer = post(
+        &client,
+        &server.url("/hooks/lab"),
+        &lab_event("evt_off").with("traceparent", &traceparent),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.error());
+    let untraced = post(&client, &server.url("/hooks/lab"), &lab_event("evt_none")).await;
+    assert_eq!(untraced.status, 200, "{}", untraced.error());
+    assert!(eventually(Duration::from_secs(10), || sink.accepted().len() == 2).await);
+    let header_of = |event_id: &str| {
+        sink.accepted()
+            .into_iter()
+            .find(|r| String::from_utf8_lossy(&r.body).contains(event_id))
+            .map(|r| r.header("traceparent"))
+            .unwrap()
+    };
+    assert_eq!(header_of("evt_off"), traceparent);
+    assert_eq!(header_of("evt_none"), "", "no trace, no traceparent");
+}

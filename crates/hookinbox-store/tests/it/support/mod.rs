@@ -312,6 +312,7 @@ pub fn event(endpoint: &str, id: &str, body: &'static [u8]) -> NewEvent {
         not_routed: Vec::new(),
         unsigned_metadata: UnsignedMetadata::default(),
         fingerprint_window_ms: None,
+        trace_parent: None,
     }
 }
 

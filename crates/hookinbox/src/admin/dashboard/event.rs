@@ -80,6 +80,9 @@ pub async fn page(
                 }
             }
             dt { "Secret version" } dd { (event.matched_secret_version) }
+            @if let Some(trace_id) = &event.trace_id {
+                dt { "Trace id" } dd.mono { (trace_id) }
+            }
             @if !event.not_routed.is_empty() {
                 dt { "Routed to" } dd { (routed_to(&event)) }
                 dt { "Not routed" } dd { (event.not_routed.join(", ")) }
