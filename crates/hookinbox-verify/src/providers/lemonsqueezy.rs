@@ -129,7 +129,7 @@ impl Adapter for LemonSqueezy {
         outgoing: &crate::signer::Outgoing<'_>,
     ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
         let key = self.parse_key(outgoing.secret)?;
-        Ok(crate::signer::body_hmac(&SIGNATURE, &key, outgoing)?)
+        crate::signer::body_hmac(&SIGNATURE, &key, outgoing)
     }
 }
 

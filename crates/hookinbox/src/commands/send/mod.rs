@@ -169,7 +169,7 @@ fn read_secret(args: &SendArgs) -> anyhow::Result<String> {
 fn body_and_headers(
     provider: &str,
     args: &SendArgs,
-) -> anyhow::Result<(Vec<u8>, &'static [(&'static str, &'static str)])> {
+) -> anyhow::Result<(Vec<u8>, samples::UnsignedHeaders)> {
     match (&args.body_file, &args.sample) {
         (Some(path), None) => Ok((
             std::fs::read(path)

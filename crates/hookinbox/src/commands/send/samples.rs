@@ -6,6 +6,9 @@
 //! part of a sample. Several bodies are the verify crate's fixtures, made by
 //! the providers' own SDKs.
 
+/// Headers a provider sends beside its signature, as (name, value).
+pub type UnsignedHeaders = &'static [(&'static str, &'static str)];
+
 /// One bundled event.
 #[derive(Debug, Clone, Copy)]
 pub struct Sample {
@@ -15,7 +18,7 @@ pub struct Sample {
     pub name: &'static str,
     pub body: &'static [u8],
     /// Headers the provider sends with it that no signature covers.
-    pub headers: &'static [(&'static str, &'static str)],
+    pub headers: UnsignedHeaders,
 }
 
 /// Every bundled sample, by provider.
