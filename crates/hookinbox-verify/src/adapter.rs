@@ -1,5 +1,7 @@
 //! The seam between the one verification pipeline and each provider.
 
+#[cfg(feature = "sign")]
+use crate::signer::{Outgoing, SignError, SignedRequest};
 use crate::{
     Key, KeyError, Outcome, Probe, ProviderFacts, Refusal, Reply, Request, SignatureClaim,
     SignatureCoverage,
@@ -62,5 +64,16 @@ pub trait Adapter: Send + Sync + std::fmt::Debug {
     /// The answer is never stored.
     fn verification_request(&self, _query: Option<&str>) -> Option<Result<Reply, Refusal>> {
         None
+    }
+
+    /// Writes the request the provider would send for `outgoing` (see
+    /// [`crate::signer`]). Every provider whose catalogue entry says
+    /// [`crate::Signing::Symmetric`] answers it; the default is the answer
+    /// of the asymmetric ones, whose private key nobody else holds.
+    #[cfg(feature = "sign")]
+    fn sign(&self, _outgoing: &Outgoing<'_>) -> Result<SignedRequest, SignError> {
+        Err(SignError::Asymmetric {
+            provider: self.name(),
+        })
     }
 }

@@ -24,6 +24,19 @@ pub struct ProviderFacts {
     pub batch: Option<&'static str>,
     /// Where this provider's test vectors come from.
     pub vectors: VectorSource,
+    /// Whether anyone holding the endpoint's secret can sign as the provider
+    /// (`hookinbox send`, the `sign` feature).
+    pub signing: Signing,
+}
+
+/// Who can produce this provider's signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signing {
+    /// A shared secret (HMAC, a token, basic credentials): the endpoint's
+    /// secret signs as well as verifies, so the adapter has a signer.
+    Symmetric,
+    /// A private key only the provider holds (Ed25519, ECDSA, RSA): no signer.
+    Asymmetric,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

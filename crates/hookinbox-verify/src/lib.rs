@@ -39,12 +39,14 @@ pub mod request;
 pub mod signature;
 pub mod signature_header;
 pub mod signature_list;
+#[cfg(feature = "sign")]
+pub mod signer;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod verifier;
 
 pub use adapter::Adapter;
-pub use catalogue::{ProviderFacts, VectorSource};
+pub use catalogue::{ProviderFacts, Signing, VectorSource};
 pub use coverage::{BodyCoverage, SignatureCoverage, UnsignedMetadata};
 pub use envelope::{Envelope, Outcome, Reply};
 pub use headers::Headers;
@@ -60,6 +62,8 @@ pub use secrecy::{ExposeSecret, SecretSlice, SecretString};
 pub use signature::{Algorithm, Candidate, SignatureClaim, SignedMessage};
 pub use signature_header::{SignatureEncoding, SignatureHeader};
 pub use signature_list::SignatureList;
+#[cfg(feature = "sign")]
+pub use signer::{Outgoing, SignError, SignedRequest};
 pub use verifier::{
     Diagnosis, Failure, SecretInput, Verified, Verifier, VerifierError, MAX_SIGNATURE_CANDIDATES,
 };

@@ -73,6 +73,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: Some("exactly one `NotificationRequestItem` per request (Adyen's JSON webhooks); any other count is refused as `malformed_body`"),
     vectors: VectorSource::OfficialSdk("Adyen (PyPI)"),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for Adyen {
@@ -157,6 +158,41 @@ impl Adapter for Adyen {
                     .and_then(envelope::rfc3339_seconds),
             );
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        use base64::Engine as _;
+        // The signature travels in the body, in the one notification item's
+        // `additionalData.hmacSignature`.
+        let key = self.parse_key(outgoing.secret)?;
+        let secret = crate::signer::shared_secret(&key)?;
+        let unfit = |refusal: Refusal| crate::signer::SignError::Body {
+            provider: "adyen",
+            reason: refusal.detail.into_owned(),
+        };
+        let mut body = envelope::json(outgoing.body).map_err(unfit)?;
+        let signed = signed_data(notification_item(&body).map_err(unfit)?).map_err(unfit)?;
+        let mac = crate::signature::hmac_sha256(secret, &[signed.as_bytes()]);
+        let signature =
+            serde_json::Value::String(base64::engine::general_purpose::STANDARD.encode(mac));
+        if let Some(item) = body.pointer_mut("/notificationItems/0/NotificationRequestItem") {
+            match item
+                .get_mut("additionalData")
+                .filter(|data| data.is_object())
+            {
+                Some(data) => data["hmacSignature"] = signature,
+                None => item["additionalData"] = serde_json::json!({ "hmacSignature": signature }),
+            }
+        }
+        let body = serde_json::to_vec(&body).map_err(|error| crate::signer::SignError::Body {
+            provider: self.name(),
+            reason: error.to_string(),
+        })?;
+        Ok(crate::signer::SignedRequest::json(&body))
     }
 }
 

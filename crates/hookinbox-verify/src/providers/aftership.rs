@@ -40,6 +40,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::IndependentPython(
         "crates/hookinbox-verify/tests/fixtures/generate/saas_formula_fixtures.py",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 #[derive(Debug, Default)]
@@ -86,6 +87,15 @@ impl Adapter for AfterShip {
             .object_id(envelope::string_at(&body, "/msg/id"))
             .created_at(envelope::integer_at(&body, "/ts"));
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        crate::signer::body_hmac(&SIGNATURE, &key, outgoing)
     }
 }
 

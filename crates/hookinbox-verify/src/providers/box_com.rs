@@ -59,6 +59,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("boxsdk (PyPI)"),
+    signing: crate::Signing::Symmetric,
 };
 
 #[derive(Debug, Default)]
@@ -135,6 +136,23 @@ impl Adapter for BoxCom {
             .object_id(envelope::string_at(&body, "/source/id"))
             .created_at(envelope::rfc3339_at(&body, "/created_at"));
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let secret = crate::signer::shared_secret(&key)?;
+        let timestamp = format!("{}Z", crate::signer::utc_date_time(outgoing.now)?);
+        let signature = PRIMARY.sign_hmac(secret, &[outgoing.body, timestamp.as_bytes()]);
+        Ok(crate::signer::SignedRequest::json(outgoing.body)
+            .header("BOX-DELIVERY-ID", outgoing.event_id)
+            .header(TIMESTAMP, timestamp)
+            .header(VERSION, "1")
+            .header(ALGORITHM, "HmacSHA256")
+            .header(PRIMARY.name, signature))
     }
 }
 

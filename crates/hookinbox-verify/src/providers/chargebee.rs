@@ -42,6 +42,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::IndependentPython(
         "crates/hookinbox-verify/tests/fixtures/generate/documented_formula_fixtures.py",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 #[derive(Debug, Default)]
@@ -98,6 +99,19 @@ impl Adapter for Chargebee {
             .event_type(envelope::string_at(&body, "/event_type"))
             .created_at(envelope::integer_at(&body, "/occurred_at"));
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let credentials = String::from_utf8_lossy(crate::signer::shared_secret(&key)?).into_owned();
+        Ok(crate::signer::SignedRequest::json(outgoing.body).header(
+            "Authorization",
+            basic_credentials::header_value(&credentials),
+        ))
     }
 }
 

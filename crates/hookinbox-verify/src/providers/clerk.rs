@@ -33,6 +33,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::OfficialSdk(
         "svix (PyPI), whose `Webhook.sign` Clerk's `verifyWebhook` checks with",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 /// Clerk's header family and secret format over the Standard Webhooks scheme.

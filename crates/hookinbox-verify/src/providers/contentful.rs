@@ -58,6 +58,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("@contentful/node-apps-toolkit (npm)"),
+    signing: crate::Signing::Symmetric,
 };
 
 #[derive(Debug)]
@@ -204,6 +205,21 @@ impl Adapter for Contentful {
             .object_id(envelope::string_at(&body, "/sys/id"))
             .created_at(envelope::rfc3339_at(&body, "/sys/updatedAt"));
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let secret = String::from_utf8_lossy(crate::signer::shared_secret(&key)?).into_owned();
+        let mut request = crate::signer::SignedRequest::json(outgoing.body)
+            .header("X-Contentful-Idempotency-Key", outgoing.event_id);
+        for (name, value) in sign(&secret, &self.path, outgoing.now * 1000, &[], outgoing.body) {
+            request = request.header(&name, value);
+        }
+        Ok(request)
     }
 }
 

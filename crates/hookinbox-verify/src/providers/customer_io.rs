@@ -46,6 +46,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::IndependentPython(
         "crates/hookinbox-verify/tests/fixtures/generate/documented_formula_fixtures.py",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 #[derive(Debug, Default)]
@@ -114,6 +115,23 @@ impl Adapter for CustomerIo {
             .object_id(envelope::string_at(&body, "/data/delivery_id"))
             .created_at(envelope::integer_at(&body, "/timestamp"));
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let secret = crate::signer::shared_secret(&key)?;
+        let timestamp = outgoing.now.to_string();
+        let signature = SIGNATURE.sign_hmac(
+            secret,
+            &[signed_prefix(&timestamp).as_bytes(), outgoing.body],
+        );
+        Ok(crate::signer::SignedRequest::json(outgoing.body)
+            .header(TIMESTAMP, timestamp)
+            .header(SIGNATURE.name, signature))
     }
 }
 

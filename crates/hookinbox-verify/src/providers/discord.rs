@@ -71,6 +71,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: Some("PING (`type: 1`) answered with `{\"type\":1}`, not stored"),
     batch: None,
     vectors: VectorSource::OfficialSdk("discord-interactions (npm), verify only"),
+    signing: crate::Signing::Asymmetric,
 };
 
 impl Adapter for Discord {

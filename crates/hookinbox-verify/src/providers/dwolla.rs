@@ -39,6 +39,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::IndependentPython(
         "crates/hookinbox-verify/tests/fixtures/generate/documented_formula_fixtures.py",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 #[derive(Debug, Default)]
@@ -91,6 +92,15 @@ impl Adapter for Dwolla {
             .object_id(envelope::string_at(&body, "/resourceId"))
             .created_at(envelope::rfc3339_at(&body, "/timestamp"));
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        crate::signer::body_hmac(&SIGNATURE, &key, outgoing)
     }
 }
 

@@ -125,6 +125,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::IndependentPython(
         "crates/hookinbox-verify/tests/fixtures/documented/gen_hmac_formula.py",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for GenericHmac {
@@ -218,6 +219,26 @@ impl Adapter for GenericHmac {
         Ok(Outcome::Event(
             Envelope::with_id(id)?.event_type(event_type),
         ))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let secret = String::from_utf8_lossy(crate::signer::shared_secret(&key)?).into_owned();
+        let settings = &self.settings;
+        let timestamp = outgoing.now.to_string();
+        let mut request = crate::signer::SignedRequest::json(outgoing.body);
+        if let Some(name) = &settings.timestamp_header {
+            request = request.header(name, timestamp.as_str());
+        }
+        if let Some(name) = &settings.id_header {
+            request = request.header(name, outgoing.event_id);
+        }
+        let signature = self.sign(&secret, &timestamp, outgoing.event_id, outgoing.body);
+        Ok(request.header(&settings.signature_header, signature))
     }
 }
 

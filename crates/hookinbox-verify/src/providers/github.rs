@@ -59,6 +59,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("@octokit/webhooks-methods (npm)"),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for Github {
@@ -115,6 +116,16 @@ impl Adapter for Github {
                 .map(str::to_owned),
         );
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        Ok(crate::signer::body_hmac(&SIGNATURE, &key, outgoing)?
+            .header("X-GitHub-Delivery", outgoing.event_id))
     }
 }
 

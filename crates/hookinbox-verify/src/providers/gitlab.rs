@@ -53,6 +53,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::IndependentPython(
         "crates/hookinbox-verify/tests/fixtures/documented/gen_hmac_formula.py",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for Gitlab {
@@ -116,6 +117,16 @@ impl Adapter for Gitlab {
         Ok(Outcome::Event(
             Envelope::with_id(id)?.event_type(event_type),
         ))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        Ok(crate::signer::token("X-Gitlab-Token", &key, outgoing)?
+            .header("X-Gitlab-Event-UUID", outgoing.event_id))
     }
 }
 

@@ -73,6 +73,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: Some("one request (up to 100 events) stored as one event"),
     vectors: VectorSource::OfficialSdk("hubspot-api-client (PyPI)"),
+    signing: crate::Signing::Symmetric,
 };
 
 #[derive(Debug)]
@@ -187,6 +188,24 @@ impl Adapter for Hubspot {
                     .map(|millis| millis.div_euclid(1000)),
             );
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let secret = crate::signer::shared_secret(&key)?;
+        let timestamp = (outgoing.now * 1000).to_string();
+        let prefix = format!("POST{}", signed_uri(&self.public_url, None));
+        let signature = SIGNATURE.sign_hmac(
+            secret,
+            &[prefix.as_bytes(), outgoing.body, timestamp.as_bytes()],
+        );
+        Ok(crate::signer::SignedRequest::json(outgoing.body)
+            .header(TIMESTAMP, timestamp)
+            .header(SIGNATURE.name, signature))
     }
 }
 

@@ -30,6 +30,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("svix (PyPI), the library incident.io's docs verify with"),
+    signing: crate::Signing::Symmetric,
 };
 
 /// incident.io's header family and secret format over the Standard Webhooks scheme.

@@ -43,6 +43,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::IndependentPython(
         "crates/hookinbox-verify/tests/fixtures/documented/gen_hmac_formula.py",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for Lab {
@@ -86,6 +87,21 @@ impl Adapter for Lab {
             .object_id(body.string_at("/object_id"))
             .object_version(body.integer_at("/object_version"));
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let secret = crate::signer::shared_secret(&key)?;
+        let timestamp = outgoing.now.to_string();
+        let signature =
+            SIGNATURE.sign_hmac(secret, &[format!("{timestamp}.").as_bytes(), outgoing.body]);
+        Ok(crate::signer::SignedRequest::json(outgoing.body)
+            .header(TIMESTAMP, timestamp)
+            .header(SIGNATURE.name, signature))
     }
 }
 

@@ -47,6 +47,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::IndependentPython(
         "crates/hookinbox-verify/tests/fixtures/documented/gen_hmac_formula.py",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for LaunchDarkly {
@@ -88,6 +89,15 @@ impl Adapter for LaunchDarkly {
             .event_type(envelope::string_at(&body, "/kind"))
             .created_at(date_ms.map(|ms| ms.div_euclid(1000)));
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        crate::signer::body_hmac(&SIGNATURE, &key, outgoing)
     }
 }
 

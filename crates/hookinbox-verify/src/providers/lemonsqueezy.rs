@@ -55,6 +55,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::IndependentPython("crates/hookinbox-verify/tests/fixtures/documented/gen_hmac_formula.py"),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for LemonSqueezy {
@@ -120,6 +121,15 @@ impl Adapter for LemonSqueezy {
             .object_id(resource_id.clone())
             .created_at(envelope::rfc3339_seconds(updated));
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        crate::signer::body_hmac(&SIGNATURE, &key, outgoing)
     }
 }
 

@@ -45,6 +45,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: Some("console \"Verify\": a signed body with no events, answered 200"),
     batch: Some("one request (several events) stored as one event"),
     vectors: VectorSource::OfficialSdk("line-bot-sdk (PyPI)"),
+    signing: crate::Signing::Symmetric,
 };
 
 #[derive(Debug, Default)]
@@ -127,6 +128,15 @@ impl Adapter for Line {
                 .map(|millis| millis.div_euclid(1000)),
         );
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        crate::signer::body_hmac(&SIGNATURE, &key, outgoing)
     }
 }
 

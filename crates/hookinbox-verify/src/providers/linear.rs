@@ -59,6 +59,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("@linear/sdk (npm), verify only"),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for Linear {
@@ -124,6 +125,16 @@ impl Adapter for Linear {
             .object_id(envelope::string_at(&body, "/data/id"))
             .created_at(envelope::rfc3339_at(&body, "/createdAt"));
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        Ok(crate::signer::body_hmac(&SIGNATURE, &key, outgoing)?
+            .header("Linear-Delivery", outgoing.event_id))
     }
 }
 

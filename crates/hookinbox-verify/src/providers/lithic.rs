@@ -34,6 +34,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::OfficialSdk(
         "standardwebhooks (PyPI), the library lithic's SDK verifies with",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 /// Lithic's header family and secret format over the Standard Webhooks scheme.

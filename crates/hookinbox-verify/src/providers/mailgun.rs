@@ -71,6 +71,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::IndependentPython("crates/hookinbox-verify/tests/fixtures/documented/gen_hmac_formula.py"),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for Mailgun {
@@ -137,6 +138,40 @@ impl Adapter for Mailgun {
             ))
             .created_at(created_at);
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        // The signature block travels in the body: Mailgun writes it beside
+        // `event-data`, with the token as the event id.
+        let key = self.parse_key(outgoing.secret)?;
+        let secret = crate::signer::shared_secret(&key)?;
+        let mut body: serde_json::Value = serde_json::from_slice(outgoing.body)
+            .ok()
+            .filter(serde_json::Value::is_object)
+            .ok_or(crate::signer::SignError::Body {
+                provider: "mailgun",
+                reason: "not a JSON object with `event-data`".into(),
+            })?;
+        let timestamp = outgoing.now.to_string();
+        let token = outgoing.event_id;
+        let signature = hex::encode(hmac_sha256(
+            secret,
+            &[timestamp.as_bytes(), token.as_bytes()],
+        ));
+        body["signature"] = serde_json::json!({
+            "timestamp": timestamp,
+            "token": token,
+            "signature": signature,
+        });
+        let body = serde_json::to_vec(&body).map_err(|error| crate::signer::SignError::Body {
+            provider: self.name(),
+            reason: error.to_string(),
+        })?;
+        Ok(crate::signer::SignedRequest::json(&body))
     }
 }
 

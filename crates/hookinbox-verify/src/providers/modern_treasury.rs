@@ -43,6 +43,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::IndependentPython(
         "crates/hookinbox-verify/tests/fixtures/generate/documented_formula_fixtures.py",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 #[derive(Debug, Default)]
@@ -102,6 +103,16 @@ impl Adapter for ModernTreasury {
             .event_type(event_type)
             .object_id(envelope::string_at(&body, "/data/id"));
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        Ok(crate::signer::body_hmac(&SIGNATURE, &key, outgoing)?
+            .header("X-Webhook-ID", outgoing.event_id))
     }
 }
 

@@ -52,6 +52,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::IndependentPython(
         "crates/hookinbox-verify/tests/fixtures/documented/gen_hmac_formula.py",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for Mux {
@@ -105,6 +106,17 @@ impl Adapter for Mux {
             .object_id(envelope::string_at(&body, "/object/id"))
             .created_at(envelope::rfc3339_at(&body, "/created_at"));
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let secret = String::from_utf8_lossy(crate::signer::shared_secret(&key)?).into_owned();
+        Ok(crate::signer::SignedRequest::json(outgoing.body)
+            .header("Mux-Signature", sign(&secret, outgoing.now, outgoing.body)))
     }
 }
 

@@ -31,6 +31,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("openai (PyPI) verifies; standardwebhooks signs"),
+    signing: crate::Signing::Symmetric,
 };
 
 /// OpenAI's header family and secret format over the Standard Webhooks scheme.

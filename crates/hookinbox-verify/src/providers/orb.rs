@@ -42,6 +42,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("orb-billing (PyPI)"),
+    signing: crate::Signing::Symmetric,
 };
 
 #[derive(Debug, Default)]
@@ -103,6 +104,23 @@ impl Adapter for Orb {
             .event_type(envelope::string_at(&body, "/type"))
             .created_at(envelope::rfc3339_at(&body, "/created_at"));
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let secret = crate::signer::shared_secret(&key)?;
+        let timestamp = format!("{}.000000", crate::signer::utc_date_time(outgoing.now)?);
+        let signature = SIGNATURE.sign_hmac(
+            secret,
+            &[signed_prefix(&timestamp).as_bytes(), outgoing.body],
+        );
+        Ok(crate::signer::SignedRequest::json(outgoing.body)
+            .header(TIMESTAMP, timestamp)
+            .header(SIGNATURE.name, signature))
     }
 }
 

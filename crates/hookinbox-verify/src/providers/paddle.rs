@@ -56,6 +56,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("paddle-python-sdk (PyPI)"),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for Paddle {
@@ -116,6 +117,19 @@ impl Adapter for Paddle {
             .object_id(envelope::string_at(&body, "/data/id"))
             .created_at(envelope::rfc3339_at(&body, "/occurred_at"));
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let secret = String::from_utf8_lossy(crate::signer::shared_secret(&key)?).into_owned();
+        Ok(crate::signer::SignedRequest::json(outgoing.body).header(
+            "Paddle-Signature",
+            sign(&secret, outgoing.now, outgoing.body),
+        ))
     }
 }
 

@@ -46,6 +46,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::IndependentPython(
         "crates/hookinbox-verify/tests/fixtures/generate/saas_formula_fixtures.py",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 #[derive(Debug, Default)]
@@ -106,6 +107,17 @@ impl Adapter for Persona {
             ))
             .created_at(envelope::rfc3339_at(&body, "/data/attributes/created-at"));
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let secret = String::from_utf8_lossy(crate::signer::shared_secret(&key)?).into_owned();
+        Ok(crate::signer::SignedRequest::json(outgoing.body)
+            .header(SIGNATURE, sign(&secret, outgoing.now, outgoing.body)))
     }
 }
 

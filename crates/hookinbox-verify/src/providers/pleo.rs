@@ -29,6 +29,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("standardwebhooks (PyPI)"),
+    signing: crate::Signing::Symmetric,
 };
 
 /// Pleo's header family and secret format over the Standard Webhooks scheme.

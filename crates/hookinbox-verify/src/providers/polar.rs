@@ -31,6 +31,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("polar-sdk (PyPI) verifies; standardwebhooks signs"),
+    signing: crate::Signing::Symmetric,
 };
 
 /// Polar's header family and secret format over the Standard Webhooks scheme.

@@ -44,6 +44,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::IndependentPython(
         "crates/hookinbox-verify/tests/fixtures/generate/documented_formula_fixtures.py",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 #[derive(Debug, Default)]
@@ -101,6 +102,19 @@ impl Adapter for Postmark {
             .event_type(envelope::string_at(&body, "/RecordType"))
             .object_id(envelope::string_at(&body, "/MessageID"));
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let credentials = String::from_utf8_lossy(crate::signer::shared_secret(&key)?).into_owned();
+        Ok(crate::signer::SignedRequest::json(outgoing.body).header(
+            "Authorization",
+            basic_credentials::header_value(&credentials),
+        ))
     }
 }
 

@@ -53,6 +53,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("razorpay (PyPI), verify only"),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for Razorpay {
@@ -107,6 +108,16 @@ impl Adapter for Razorpay {
             .object_id(object_id)
             .created_at(envelope::integer_at(&body, "/created_at"));
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        Ok(crate::signer::body_hmac(&SIGNATURE, &key, outgoing)?
+            .header("x-razorpay-event-id", outgoing.event_id))
     }
 }
 

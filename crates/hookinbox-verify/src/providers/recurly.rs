@@ -48,6 +48,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::IndependentPython(
         "crates/hookinbox-verify/tests/fixtures/generate/documented_formula_fixtures.py",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 #[derive(Debug, Default)]
@@ -122,6 +123,18 @@ impl Adapter for Recurly {
             .object_id(envelope::string_at(&body, "/uuid"))
             .created_at(envelope::rfc3339_at(&body, "/event_time"));
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let secret = String::from_utf8_lossy(crate::signer::shared_secret(&key)?).into_owned();
+        let timestamp = (outgoing.now * 1000).to_string();
+        Ok(crate::signer::SignedRequest::json(outgoing.body)
+            .header(HEADER, sign(&[&secret], &timestamp, outgoing.body)))
     }
 }
 

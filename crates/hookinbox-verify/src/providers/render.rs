@@ -31,6 +31,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::OfficialSdk(
         "standardwebhooks (PyPI), the library Render's example receiver verifies with",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 /// Render's header family and secret format over the Standard Webhooks scheme.

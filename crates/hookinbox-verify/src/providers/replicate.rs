@@ -30,6 +30,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("standardwebhooks (PyPI)"),
+    signing: crate::Signing::Symmetric,
 };
 
 /// Replicate's header family and secret format over the Standard Webhooks scheme.

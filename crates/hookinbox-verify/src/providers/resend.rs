@@ -30,6 +30,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("svix (PyPI), the library Resend's guide verifies with"),
+    signing: crate::Signing::Symmetric,
 };
 
 /// Resend's header family and secret format over the Standard Webhooks scheme.

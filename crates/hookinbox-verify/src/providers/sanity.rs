@@ -47,6 +47,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("@sanity/webhook (npm)"),
+    signing: crate::Signing::Symmetric,
 };
 
 #[derive(Debug, Default)]
@@ -117,6 +118,18 @@ impl Adapter for Sanity {
                     .and_then(envelope::rfc3339_seconds),
             );
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let secret = String::from_utf8_lossy(crate::signer::shared_secret(&key)?).into_owned();
+        Ok(crate::signer::SignedRequest::json(outgoing.body)
+            .header("idempotency-key", outgoing.event_id)
+            .header(SIGNATURE, sign(&secret, outgoing.now * 1000, outgoing.body)))
     }
 }
 

@@ -67,6 +67,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: Some("a JSON array of events: the whole request is stored as one event"),
     vectors: VectorSource::OfficialSdk("sendgrid (PyPI), verify only"),
+    signing: crate::Signing::Asymmetric,
 };
 
 impl Adapter for Sendgrid {

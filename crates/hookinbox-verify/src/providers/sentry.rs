@@ -50,6 +50,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::IndependentPython(
         "crates/hookinbox-verify/tests/fixtures/documented/gen_hmac_formula.py",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for Sentry {
@@ -100,6 +101,16 @@ impl Adapter for Sentry {
         };
         let event = Envelope::with_id(id)?.event_type(event_type);
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        Ok(crate::signer::body_hmac(&SIGNATURE, &key, outgoing)?
+            .header("Request-ID", outgoing.event_id))
     }
 }
 

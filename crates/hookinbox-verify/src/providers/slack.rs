@@ -64,6 +64,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     ),
     batch: None,
     vectors: VectorSource::OfficialSdk("slack_sdk (PyPI)"),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for Slack {
@@ -102,6 +103,23 @@ impl Adapter for Slack {
         } else {
             events_api_envelope(request.body)
         }
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let secret = crate::signer::shared_secret(&key)?;
+        let timestamp = outgoing.now.to_string();
+        let signature = SIGNATURE.sign_hmac(
+            secret,
+            &[format!("v0:{timestamp}:").as_bytes(), outgoing.body],
+        );
+        Ok(crate::signer::json_or_form(outgoing.body)
+            .header(TIMESTAMP, timestamp)
+            .header(SIGNATURE.name, signature))
     }
 }
 

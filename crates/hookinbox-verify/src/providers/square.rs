@@ -67,6 +67,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("squareup (PyPI), verify only"),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for Square {
@@ -112,6 +113,18 @@ impl Adapter for Square {
             .object_id(envelope::string_at(&body, "/data/id"))
             .created_at(envelope::rfc3339_at(&body, "/created_at"));
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let secret = crate::signer::shared_secret(&key)?;
+        let signature =
+            SIGNATURE.sign_hmac(secret, &[self.notification_url.as_bytes(), outgoing.body]);
+        Ok(crate::signer::SignedRequest::json(outgoing.body).header(SIGNATURE.name, signature))
     }
 }
 

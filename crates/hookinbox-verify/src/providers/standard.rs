@@ -153,6 +153,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("standardwebhooks and svix (PyPI)"),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for Preset {
@@ -244,6 +245,26 @@ impl Adapter for Preset {
                 .created_at(body.rfc3339_at("/timestamp"));
         }
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let names = match self.family {
+            HeaderFamily::Svix => &SVIX,
+            HeaderFamily::Webhook | HeaderFamily::Either => &WEBHOOK,
+        };
+        let secret = crate::signer::shared_secret(&key)?;
+        Ok(crate::signer::SignedRequest::json(outgoing.body)
+            .header(names.id, outgoing.event_id)
+            .header(names.timestamp, outgoing.now.to_string())
+            .header(
+                names.signature,
+                sign_v1(secret, outgoing.event_id, outgoing.now, outgoing.body),
+            ))
     }
 }
 

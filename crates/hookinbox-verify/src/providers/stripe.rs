@@ -45,6 +45,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("stripe (PyPI)"),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for Stripe {
@@ -105,5 +106,23 @@ impl Adapter for Stripe {
             .object_id(body.string_at("/data/object/id"))
             .created_at(body.integer_at("/created"));
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let secret = crate::signer::shared_secret(&key)?;
+        let timestamp = outgoing.now;
+        let mac = crate::signature::hmac_sha256(
+            secret,
+            &[format!("{timestamp}.").as_bytes(), outgoing.body],
+        );
+        Ok(crate::signer::SignedRequest::json(outgoing.body).header(
+            SIGNATURE.name,
+            format!("t={timestamp},v1={}", hex::encode(mac)),
+        ))
     }
 }

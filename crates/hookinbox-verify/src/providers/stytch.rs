@@ -32,6 +32,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("svix (PyPI), the library Stytch's docs point to"),
+    signing: crate::Signing::Symmetric,
 };
 
 /// Stytch's header family and secret format over the Standard Webhooks scheme.

@@ -44,6 +44,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::IndependentPython(
         "crates/hookinbox-verify/tests/fixtures/generate/documented_formula_fixtures.py",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 #[derive(Debug, Default)]
@@ -103,6 +104,15 @@ impl Adapter for Telegram {
             .and_then(|fields| fields.keys().find(|key| *key != "update_id").cloned());
         let event = Envelope::with_id(id)?.event_type(kind);
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        crate::signer::token(TOKEN_HEADER, &key, outgoing)
     }
 }
 

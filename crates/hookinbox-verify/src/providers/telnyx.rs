@@ -46,6 +46,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("telnyx (PyPI)"),
+    signing: crate::Signing::Asymmetric,
 };
 
 #[derive(Debug, Default)]

@@ -42,6 +42,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::IndependentPython(
         "crates/hookinbox-verify/tests/fixtures/generate/saas_formula_fixtures.py",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 #[derive(Debug)]
@@ -118,6 +119,17 @@ impl Adapter for Trello {
 
     fn probe(&self, probe: &Probe<'_>) -> Option<Reply> {
         (probe.method == "HEAD").then(|| Reply::text(Vec::new()))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let secret = crate::signer::shared_secret(&key)?;
+        let signature = SIGNATURE.sign_hmac(secret, &[outgoing.body, self.callback_url.as_bytes()]);
+        Ok(crate::signer::SignedRequest::json(outgoing.body).header(SIGNATURE.name, signature))
     }
 }
 

@@ -90,6 +90,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("twilio (PyPI)"),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for Twilio {
@@ -176,6 +177,36 @@ impl Adapter for Twilio {
         Ok(Outcome::Event(
             Envelope::with_id(id)?.event_type(event_type),
         ))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let secret = crate::signer::shared_secret(&key)?;
+        let request = crate::signer::json_or_form(outgoing.body);
+        let (request, signed) = if request.header_value("Content-Type") == Some("application/json")
+        {
+            let param = format!(
+                "bodySHA256={}",
+                hex::encode(sha2::Sha256::digest(outgoing.body))
+            );
+            let signed = append_query(&self.public_url, &param);
+            (request.query(param), signed)
+        } else {
+            (
+                request,
+                self.public_url.clone() + &sorted_params(outgoing.body),
+            )
+        };
+        Ok(request
+            .header("I-Twilio-Idempotency-Token", outgoing.event_id)
+            .header(
+                SIGNATURE.name,
+                SIGNATURE.sign_hmac(secret, &[signed.as_bytes()]),
+            ))
     }
 }
 

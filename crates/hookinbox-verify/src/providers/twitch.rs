@@ -68,6 +68,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::IndependentPython(
         "crates/hookinbox-verify/tests/fixtures/documented/gen_asym_providers.py",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for Twitch {
@@ -148,6 +149,29 @@ impl Adapter for Twitch {
             .object_id(envelope::string_at(&body, "/subscription/id"))
             .created_at(created_at);
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let secret = crate::signer::shared_secret(&key)?;
+        let timestamp = format!("{}Z", crate::signer::utc_date_time(outgoing.now)?);
+        let signature = SIGNATURE.sign_hmac(
+            secret,
+            &[
+                outgoing.event_id.as_bytes(),
+                timestamp.as_bytes(),
+                outgoing.body,
+            ],
+        );
+        Ok(crate::signer::SignedRequest::json(outgoing.body)
+            .header(MESSAGE_ID, outgoing.event_id)
+            .header(TIMESTAMP, timestamp)
+            .header(MESSAGE_TYPE, NOTIFICATION)
+            .header(SIGNATURE.name, signature))
     }
 }
 

@@ -50,6 +50,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::IndependentPython(
         "crates/hookinbox-verify/tests/fixtures/documented/gen_hmac_formula.py",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for Typeform {
@@ -89,6 +90,15 @@ impl Adapter for Typeform {
             .object_id(envelope::string_at(&body, "/form_response/token"))
             .created_at(envelope::rfc3339_at(&body, "/form_response/submitted_at"));
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        crate::signer::body_hmac(&SIGNATURE, &key, outgoing)
     }
 }
 

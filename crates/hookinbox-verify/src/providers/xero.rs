@@ -57,6 +57,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     handshake: Some("intent-to-receive (empty `events`) answered with an empty 200, not stored"),
     batch: Some("several events (possibly of several tenants) per request: the whole request is stored as one event"),
     vectors: VectorSource::IndependentPython("crates/hookinbox-verify/tests/fixtures/documented/gen_asym_providers.py"),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for Xero {
@@ -121,6 +122,15 @@ impl Adapter for Xero {
             .object_id(common(events, |e| envelope::string_at(e, "/resourceId")))
             .created_at(created_at);
         Ok(Outcome::Event(event))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        crate::signer::body_hmac(&SIGNATURE, &key, outgoing)
     }
 }
 

@@ -68,6 +68,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     vectors: VectorSource::IndependentPython(
         "crates/hookinbox-verify/tests/fixtures/documented/gen_asym_providers.py",
     ),
+    signing: crate::Signing::Symmetric,
 };
 
 impl Adapter for Zoom {
@@ -130,6 +131,23 @@ impl Adapter for Zoom {
             .object_id(object)
             .created_at(Some(event_ts.div_euclid(1000)));
         Ok(Outcome::Event(envelope))
+    }
+
+    #[cfg(feature = "sign")]
+    fn sign(
+        &self,
+        outgoing: &crate::signer::Outgoing<'_>,
+    ) -> Result<crate::signer::SignedRequest, crate::signer::SignError> {
+        let key = self.parse_key(outgoing.secret)?;
+        let secret = crate::signer::shared_secret(&key)?;
+        let timestamp = outgoing.now.to_string();
+        let signature = SIGNATURE.sign_hmac(
+            secret,
+            &[format!("v0:{timestamp}:").as_bytes(), outgoing.body],
+        );
+        Ok(crate::signer::SignedRequest::json(outgoing.body)
+            .header(TIMESTAMP, timestamp)
+            .header(SIGNATURE.name, signature))
     }
 }
 

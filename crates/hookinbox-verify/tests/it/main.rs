@@ -9,4 +9,5 @@ mod asym_provider_fixtures;
 mod formula_fixtures;
 mod sdk_fixtures;
 mod signed_vectors;
+mod signers;
 mod signing_properties;

@@ -85,6 +85,42 @@ pub enum Command {
         #[arg(long)]
         query: Option<String>,
     },
+    /// Sign a request exactly as a provider would and POST it to a receiver
+    /// (hookinbox or any other); prints the answer's status and body, and
+    /// exits 1 on a status other than 2xx.
+    Send {
+        /// The provider to sign as (`hookinbox providers` lists them).
+        #[arg(long)]
+        provider: Option<String>,
+        /// The environment variable holding the endpoint's secret.
+        #[arg(long, value_name = "NAME", conflicts_with = "secret_file")]
+        secret_env: Option<String>,
+        /// A file holding the endpoint's secret (its final line break is ignored).
+        #[arg(long, value_name = "FILE")]
+        secret_file: Option<PathBuf>,
+        /// The body to send, byte for byte.
+        #[arg(long, value_name = "FILE", conflicts_with = "sample")]
+        body_file: Option<PathBuf>,
+        /// A bundled sample event of the provider (`--sample list` lists them).
+        #[arg(long, value_name = "NAME")]
+        sample: Option<String>,
+        /// An extra header, `Name: value`; repeat for each. It replaces a
+        /// header of the same name the provider would send.
+        #[arg(long = "header", value_name = "NAME: VALUE")]
+        headers: Vec<String>,
+        /// The event or delivery id, for providers that send one in a
+        /// header (default: a new random one).
+        #[arg(long)]
+        event_id: Option<String>,
+        /// The signing time, unix seconds (default: now).
+        #[arg(long)]
+        now: Option<i64>,
+        /// Print the answer as one JSON object.
+        #[arg(long)]
+        json: bool,
+        /// The receiver's URL, e.g. `http://127.0.0.1:8080/hooks/stripe`.
+        url: Option<String>,
+    },
     /// Print a complete example configuration, or check one.
     Config {
         #[command(subcommand)]

@@ -89,6 +89,32 @@ fn run_command(command: Command, handlers: HandlerRegistry) -> anyhow::Result<bo
             query.as_deref(),
             &mut Stdout::lock(),
         ),
+        Command::Send {
+            provider,
+            secret_env,
+            secret_file,
+            body_file,
+            sample,
+            headers,
+            event_id,
+            now,
+            json,
+            url,
+        } => {
+            let args = commands::send::SendArgs {
+                provider,
+                secret_env,
+                secret_file,
+                body_file,
+                sample,
+                headers,
+                event_id,
+                now,
+                json,
+                url,
+            };
+            runtime()?.block_on(commands::send::run(args, &mut Stdout::lock()))
+        }
         Command::Stats { config, json } => runtime()?
             .block_on(commands::stats::run(&config, json, &mut Stdout::lock()))
             .map(|()| true),

@@ -12,6 +12,7 @@ pub mod progress;
 pub mod providers;
 pub mod purge;
 pub mod reconcile;
+pub mod send;
 pub mod serve;
 pub mod stats;
 pub mod verify;

@@ -13,7 +13,8 @@ use std::io::Write;
 use anyhow::Context;
 use hookinbox_verify::providers::generic_hmac::GenericHmacSettings;
 use hookinbox_verify::{
-    adapter_for, provider_names, AdapterSettings, BodyCoverage, ProviderFacts, VectorSource,
+    adapter_for, provider_names, AdapterSettings, BodyCoverage, ProviderFacts, Signing,
+    VectorSource,
 };
 use serde::Serialize;
 
@@ -71,6 +72,10 @@ pub struct Entry {
     pub handshake: Option<&'static str>,
     pub batch: Option<&'static str>,
     pub vectors: Vectors,
+    /// `symmetric` (a shared secret: `hookinbox send` signs as the
+    /// provider) or `asymmetric` (no signer: the private key is the
+    /// provider's).
+    pub signing: &'static str,
 }
 
 /// Where a provider's test vectors come from.
@@ -135,6 +140,10 @@ pub fn catalogue() -> anyhow::Result<Vec<Entry>> {
                         source,
                     },
                 },
+                signing: match facts.signing {
+                    Signing::Symmetric => "symmetric",
+                    Signing::Asymmetric => "asymmetric",
+                },
             })
         })
         .collect()
@@ -187,6 +196,14 @@ fn details(entry: &Entry, link: impl Fn(&str) -> String) -> Vec<(&'static str, S
     if let Some(batch) = entry.batch {
         rows.push(("batch", batch.to_owned()));
     }
+    rows.push((
+        "signer",
+        match entry.signing {
+            "symmetric" => "yes: the secret is shared, `hookinbox send` signs as the provider",
+            _ => "no signer: asymmetric (the private key is the provider's own)",
+        }
+        .to_owned(),
+    ));
     rows.push(("docs", link(entry.docs_url)));
     let vectors = match entry.vectors.kind {
         "official_sdk" => format!("signed by the official SDK: {}", entry.vectors.source),
@@ -223,13 +240,13 @@ fn markdown(entries: &[Entry]) -> String {
     );
     let _ = writeln!(
         out,
-        "| provider | name | event id | tolerance | redelivery | handshake |"
+        "| provider | name | event id | tolerance | redelivery | handshake | signer |"
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
     for entry in entries {
         let _ = writeln!(
             out,
-            "| [{title}](#{name}) | `{name}` | {id} | {tolerance} | {window} | {handshake} |",
+            "| [{title}](#{name}) | `{name}` | {id} | {tolerance} | {window} | {handshake} | {signer} |",
             title = entry.title,
             name = anchor(entry.name),
             id = if entry.id_signed {
@@ -243,6 +260,11 @@ fn markdown(entries: &[Entry]) -> String {
                 "yes"
             } else {
                 "no"
+            },
+            signer = if entry.signing == "symmetric" {
+                "yes"
+            } else {
+                "no: asymmetric"
             },
         );
     }

@@ -65,3 +65,4 @@ mod retention;
 mod routing;
 mod secret_rules;
 mod segment_identity;
+mod send_command;
