@@ -315,7 +315,10 @@ fn run_time_type_errors_over_real_headers_and_bodies_do_not_match() {
         // Headers are strings: compared with a number, the filter fails.
         (r#"headers["x-github-event"] > 5"#, FilterRunError::Failed),
         // A header the sample does not carry.
-        (r#"headers["x-hub-signature"] == "x""#, FilterRunError::MissingField),
+        (
+            r#"headers["x-hub-signature"] == "x""#,
+            FilterRunError::MissingField,
+        ),
         // An object used as a number.
         ("body.repository + 1 > 0", FilterRunError::Failed),
         // A number where a boolean is needed.
