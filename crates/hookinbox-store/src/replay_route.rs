@@ -24,8 +24,7 @@ impl ReplayRoute {
 
     /// The `not_routed` column: a JSON array, NULL when empty (as at accept).
     pub(crate) fn not_routed_column(&self) -> Option<String> {
-        (!self.not_routed.is_empty()).then(|| {
-            serde_json::to_string(&self.not_routed).unwrap_or_else(|_| "[]".to_owned())
-        })
+        (!self.not_routed.is_empty())
+            .then(|| serde_json::to_string(&self.not_routed).unwrap_or_else(|_| "[]".to_owned()))
     }
 }

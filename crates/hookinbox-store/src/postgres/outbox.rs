@@ -69,9 +69,7 @@ use super::db_error::PgError;
 use super::first_column::first_column;
 use super::listen::NOTIFY;
 use super::reader::stored_event_columns;
-use crate::{
-    LeaseParams, LeasedDelivery, ReplayRoute, ReplaySelector, SettleRequest, Settlement,
-};
+use crate::{LeaseParams, LeasedDelivery, ReplayRoute, ReplaySelector, SettleRequest, Settlement};
 
 /// Due, pending deliveries of one target that may go now, by the snapshot:
 /// unordered ones, and for an ordered object only the lowest pending

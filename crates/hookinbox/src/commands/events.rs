@@ -12,10 +12,10 @@ use super::output::note;
 use super::progress::Progress;
 use crate::cli::EventsCommand;
 use crate::config;
+use crate::endpoint;
 use crate::event_replay;
 use crate::event_selection::EventSelection;
 use crate::replay_routing::ReplayRouting;
-use crate::endpoint;
 use crate::{clock, storage};
 
 /// Prints to `out`; returns `false` when the asked-for event does not exist.
@@ -209,17 +209,24 @@ async fn replay_selection(
     };
     let mut replayed = Vec::new();
     let count = event_replay::replay_selected(
-        store, reads, routing, &filter, dry_run, now, |count, ids| {
-        replayed.extend_from_slice(ids);
-        match total {
-            Some(total) => progress.counts(
-                count.matched,
-                total,
-                format_args!("{} replayed", count.replayed),
-            ),
-            None => progress.update(format_args!("{} matched", count.matched)),
-        }
-    })
+        store,
+        reads,
+        routing,
+        &filter,
+        dry_run,
+        now,
+        |count, ids| {
+            replayed.extend_from_slice(ids);
+            match total {
+                Some(total) => progress.counts(
+                    count.matched,
+                    total,
+                    format_args!("{} replayed", count.replayed),
+                ),
+                None => progress.update(format_args!("{} matched", count.matched)),
+            }
+        },
+    )
     .await
     .context("replay")?;
     progress.finish(format_args!(

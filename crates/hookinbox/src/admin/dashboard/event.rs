@@ -13,9 +13,9 @@ use serde::Deserialize;
 use super::layout::{self, ago, status, utc, Section};
 use super::{render, Dashboard, PageError, Visitor};
 use crate::admin::api::{ApiError, ApiPath, ApiQuery};
+use crate::clock;
 use crate::event_replay;
 use crate::replay_routing::ReplayRouting;
-use crate::clock;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
