@@ -18,6 +18,12 @@
 #   plaintext  ablation: `[encryption] allow_plaintext = true`, no key
 #   warn       ablation: sealed, RUST_LOG=warn (no per-event line)
 #   baseline   the no-storage server (bench/src/bin/baseline.rs)
+#   targets    ablation (issue 21): the default plus three http targets,
+#              ingress only (`serve --no-workers`): one delivery row each
+#   filtered   ablation (issue 21): `targets` with a 3-clause CEL filter on
+#              every target (event type, a body field, a body function),
+#              all true, so the rows are the same as `targets`'
+#   (`--ablations "targets filtered"` measures the cost of filters in one run)
 # The summary's last table is issue 20's targets, each the median over the
 # rounds: p99 at --rate ≤ 2x the same run's baseline in every round, ≥ 20,000
 # acks/s at c64 and c256, server CPU at --rate ≤ 35 % of a core, sealing ≤ 5 %
@@ -47,7 +53,7 @@
 #                     [--scheme standard|stripe|lab] [--ablations "plaintext warn"]
 #                     [--quiet-wait S] [--quiet-max PCT] [--no-build] [--keep-db]
 #                     [--profile release|profiling]
-#                     [--kinds "hookinbox plaintext warn baseline postgres"]
+#                     [--kinds "hookinbox plaintext warn targets filtered baseline postgres"]
 #                     [--postgres URL [--pgbench-clients N] [--pg-deliveries N]
 #                      [--pg-load-rate R] [--pg-work-concurrency C]]
 #
@@ -200,7 +206,9 @@ export LOADGEN_SECRET
 # Writes a config for one measurement into directory $1 (the DB and the key
 # live beside it). With $2 = a PostgreSQL schema, the storage is that schema
 # of $PG_URL; with $3 = a sink address, the endpoint delivers there (the
-# delivery drain); with $4 = plaintext, nothing is sealed (the ablation).
+# delivery drain); with $4 = plaintext, nothing is sealed (the ablation);
+# with $5 = targets or filtered, the endpoint has three http targets, with
+# a filter each for `filtered` (issue 21's ablations).
 write_config() {
     local storage='url = "sqlite://inbox.db"'
     local encryption='# The default: every body and audit header sealed, under a key made at start.
@@ -248,6 +256,24 @@ concurrency = $PG_WORK_CONCURRENCY
 [delivery]
 poll_interval = "250ms"
 EOF
+    fi
+    if [[ "${5:-}" == targets || "${5:-}" == filtered ]]; then
+        local filter="" name
+        # Three clauses, as a user writes them: the event's type, a body
+        # field, a function over a body field. loadgen's bodies are
+        # {"id":"bench-…","type":"bench","pad":"…"}; every event matches.
+        [[ "$5" == filtered ]] && filter="filter = \"event.type == 'bench' && body.id.startsWith('bench-') && size(body.pad) >= 0\""
+        for name in billing fraud erp; do
+            cat >>"$1/bench.toml" <<EOF
+
+[[endpoint.target]]
+name = "$name"
+kind = "http"
+url = "http://127.0.0.1:9/$name"
+secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+$filter
+EOF
+        done
     fi
 }
 
@@ -309,6 +335,9 @@ start_server() {
     local stdout="$dir/stdout$suffix"
     if [[ $kind == hookinbox || $kind == plaintext ]]; then
         "$BIN/hookinbox" serve "${args[@]}" >"$stdout" 2>"$log" &
+    elif [[ $kind == targets || $kind == filtered ]]; then
+        # Ingress only: the targets' rows are written, nobody sends them.
+        "$BIN/hookinbox" serve "${args[@]}" --no-workers >"$stdout" 2>"$log" &
     elif [[ $kind == warn ]]; then
         RUST_LOG=warn "$BIN/hookinbox" serve "${args[@]}" >"$stdout" 2>"$log" &
     elif [[ $kind == postgres ]]; then
@@ -391,7 +420,9 @@ measure() {
     fi
     local sealing=""
     [[ $kind == plaintext ]] && sealing=plaintext
-    write_config "$dir" "$schema" "" "$sealing"
+    local routing=""
+    [[ $kind == targets || $kind == filtered ]] && routing=$kind
+    write_config "$dir" "$schema" "" "$sealing" "$routing"
     local pids=() urls=() i tag
     for i in $(seq "$servers"); do
         tag=""; ((servers > 1)) && tag=".$i"
@@ -443,7 +474,7 @@ measure() {
         python3 "$BENCH/summarize.py" --combine "$OUT/runs/$name.loadgen.json" "$OUT/parts/$name".*.loadgen.json
     fi
     local rows=null
-    if [[ $kind == hookinbox || $kind == plaintext || $kind == warn ]]; then
+    if [[ $kind == hookinbox || $kind == plaintext || $kind == warn || $kind == targets || $kind == filtered ]]; then
         rows=$("$BIN/hookinbox" stats --json --config "$dir/bench.toml" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')
     elif [[ $kind == postgres ]]; then
         rows=$(pg -c "SELECT count(*) FROM $schema.inbox")

@@ -140,4 +140,12 @@ pub enum ReplaySelector {
     Ids {
         inbox_ids: Vec<String>,
     },
+    /// These events, in one transaction, each to the targets routing chose
+    /// for it now rather than those of its last delivery, its routed and
+    /// not-routed record replaced (`hookinbox events replay`, the admin API
+    /// and the dashboard). An event with a delivery in flight, or nothing
+    /// to deliver to, is left alone and out of the answer.
+    Routed {
+        routes: Vec<crate::ReplayRoute>,
+    },
 }

@@ -41,6 +41,7 @@ pub mod overview;
 pub mod postgres;
 mod prepared_event;
 mod reconciliation;
+pub mod replay_route;
 pub mod retention;
 pub mod rewrap_progress;
 mod sealed;
@@ -78,6 +79,7 @@ pub use overview::{
 };
 pub use postgres::{PostgresOptions, PostgresReader, PostgresStore, PostgresUrl};
 pub use reconciliation::Reconciliation;
+pub use replay_route::ReplayRoute;
 pub use retention::{PurgeCounts, PurgeProgress, RetentionPolicy};
 pub use rewrap_progress::RewrapProgress;
 pub use sqlite::{SqliteOptions, SqliteReader, SqliteStore};

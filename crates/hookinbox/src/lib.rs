@@ -77,6 +77,7 @@ pub(crate) mod metrics_sampler;
 pub(crate) mod periodic;
 pub(crate) mod reconcile;
 pub(crate) mod reload;
+pub(crate) mod replay_routing;
 pub(crate) mod retention;
 pub(crate) mod routing;
 pub(crate) mod secrets;

@@ -69,7 +69,7 @@ use super::db_error::PgError;
 use super::first_column::first_column;
 use super::listen::NOTIFY;
 use super::reader::stored_event_columns;
-use crate::{LeaseParams, LeasedDelivery, ReplaySelector, SettleRequest, Settlement};
+use crate::{LeaseParams, LeasedDelivery, ReplayRoute, ReplaySelector, SettleRequest, Settlement};
 
 /// Due, pending deliveries of one target that may go now, by the snapshot:
 /// unordered ones, and for an ordered object only the lowest pending
@@ -596,6 +596,90 @@ pub(crate) async fn reclaim_expired(
     Ok(u64::try_from(reclaimed).unwrap_or(0))
 }
 
+/// [`ReplaySelector::Routed`]: for each event with nothing in flight, a new
+/// generation of deliveries to the targets routing chose now (ordered by
+/// the event's object id and version, as at accept), its routed /
+/// not-routed record replaced, and the event ACCEPTED again.
+async fn replay_routed(
+    tx: &Transaction<'_>,
+    notify_channel: &str,
+    routes: &[ReplayRoute],
+    now_ms: i64,
+) -> Result<Vec<String>, PgError> {
+    let mut ids: Vec<&str> = routes
+        .iter()
+        .filter(|route| !route.deliver_to.is_empty())
+        .map(|route| route.inbox_id.as_str())
+        .collect();
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    // As in `replay`: the events' rows locked first, in one order.
+    let lock = tx
+        .prepare_cached("SELECT id FROM inbox WHERE id = ANY($1) ORDER BY id FOR UPDATE")
+        .await?;
+    tx.query(&lock, &[&ids]).await?;
+    let idle = tx
+        .prepare_cached(
+            "SELECT coalesce(max(generation), -1) + 1,
+                    count(*) FILTER (WHERE status IN ('PENDING', 'LEASED'))
+             FROM delivery WHERE inbox_id = $1",
+        )
+        .await?;
+    let insert = tx
+        .prepare_cached(
+            "INSERT INTO delivery (inbox_id, endpoint_id, target, generation, status, attempts,
+                                   next_attempt_at_ms, ordering_key, object_version, created_at_ms)
+             SELECT i.id, i.endpoint_id, t.target, $2, 'PENDING', 0, $4,
+                    CASE WHEN i.object_version IS NOT NULL THEN i.object_id END,
+                    CASE WHEN i.object_id IS NOT NULL THEN i.object_version END, $4
+             FROM inbox i, unnest($3::text[]) AS t(target)
+             WHERE i.id = $1",
+        )
+        .await?;
+    let record = tx
+        .prepare_cached(
+            "UPDATE inbox SET status = 'ACCEPTED', targets = $2, not_routed = $3 WHERE id = $1",
+        )
+        .await?;
+    let mut replayed = Vec::new();
+    for route in routes.iter().filter(|route| !route.deliver_to.is_empty()) {
+        let row = tx.query_one(&idle, &[&route.inbox_id]).await?;
+        let generation: i64 = row.try_get(0)?;
+        let in_flight: i64 = row.try_get(1)?;
+        if in_flight > 0 {
+            continue;
+        }
+        let added = tx
+            .execute(
+                &insert,
+                &[&route.inbox_id, &generation, &route.deliver_to, &now_ms],
+            )
+            .await?;
+        if added == 0 {
+            continue;
+        }
+        tx.execute(
+            &record,
+            &[
+                &route.inbox_id,
+                &route.routed_to_column(),
+                &route.not_routed_column(),
+            ],
+        )
+        .await?;
+        replayed.push(route.inbox_id.clone());
+    }
+    replayed.sort_unstable();
+    if !replayed.is_empty() {
+        let notify = tx.prepare_cached(NOTIFY).await?;
+        tx.execute(&notify, &[&notify_channel]).await?;
+    }
+    Ok(replayed)
+}
+
 /// Adds a new generation of deliveries (same targets, same inbox id — so the
 /// same idempotency key) for each selected event and makes it ACCEPTED
 /// again. Events with a delivery still pending or in flight are left alone.
@@ -606,6 +690,9 @@ pub(crate) async fn replay(
     now_ms: i64,
 ) -> Result<Vec<String>, PgError> {
     let mut ids: Vec<String> = match selector {
+        ReplaySelector::Routed { routes } => {
+            return replay_routed(tx, notify_channel, routes, now_ms).await
+        }
         ReplaySelector::One { inbox_id } => vec![inbox_id.clone()],
         ReplaySelector::Ids { inbox_ids } => inbox_ids.clone(),
         ReplaySelector::Failed { since_ms } => {

@@ -5,7 +5,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::{LeaseParams, LeasedDelivery, ReplaySelector, Settlement};
+use crate::{LeaseParams, LeasedDelivery, ReplayRoute, ReplaySelector, Settlement};
 
 /// Due, pending deliveries of one target that may go now: unordered ones,
 /// and for an ordered object only the lowest pending version, and only when
@@ -260,6 +260,7 @@ pub(crate) fn replay(
     now_ms: i64,
 ) -> Result<Vec<String>, rusqlite::Error> {
     let ids: Vec<String> = match selector {
+        ReplaySelector::Routed { routes } => return replay_routed(conn, routes, now_ms),
         ReplaySelector::One { inbox_id } => vec![inbox_id.clone()],
         ReplaySelector::Ids { inbox_ids } => inbox_ids.clone(),
         ReplaySelector::Failed { since_ms } => conn
@@ -271,12 +272,7 @@ pub(crate) fn replay(
     };
     let mut replayed = Vec::new();
     for inbox_id in ids {
-        let busy: bool = conn
-            .prepare_cached(
-                "SELECT EXISTS (SELECT 1 FROM delivery WHERE inbox_id = ?1 AND status IN ('PENDING', 'LEASED'))",
-            )?
-            .query_row(params![inbox_id], |row| row.get(0))?;
-        if busy {
+        if in_flight(conn, &inbox_id)? {
             continue;
         }
         let added = conn
@@ -293,6 +289,66 @@ pub(crate) fn replay(
                 .execute(params![inbox_id])?;
             replayed.push(inbox_id);
         }
+    }
+    Ok(replayed)
+}
+
+/// Whether the event has a delivery still pending or in flight: a replay
+/// leaves it alone.
+fn in_flight(conn: &Connection, inbox_id: &str) -> Result<bool, rusqlite::Error> {
+    conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM delivery WHERE inbox_id = ?1 AND status IN ('PENDING', 'LEASED'))",
+    )?
+    .query_row(params![inbox_id], |row| row.get(0))
+}
+
+/// [`ReplaySelector::Routed`]: a new generation of deliveries to the
+/// targets routing chose now (ordered by the event's object id and version,
+/// as at accept), the event's routed / not-routed record replaced, and the
+/// event ACCEPTED again.
+fn replay_routed(
+    conn: &Connection,
+    routes: &[ReplayRoute],
+    now_ms: i64,
+) -> Result<Vec<String>, rusqlite::Error> {
+    let mut replayed = Vec::new();
+    for route in routes {
+        if route.deliver_to.is_empty() || in_flight(conn, &route.inbox_id)? {
+            continue;
+        }
+        // One generation for all of them, above every earlier one.
+        let generation: i64 = conn
+            .prepare_cached(
+                "SELECT coalesce(max(generation), -1) + 1 FROM delivery WHERE inbox_id = ?1",
+            )?
+            .query_row(params![route.inbox_id], |row| row.get(0))?;
+        let added_to = {
+            let mut insert = conn.prepare_cached(
+                "INSERT INTO delivery (inbox_id, endpoint_id, target, generation, status, attempts,
+                                       next_attempt_at_ms, ordering_key, object_version, created_at_ms)
+                 SELECT i.id, i.endpoint_id, ?2, ?3, 'PENDING', 0, ?4,
+                        CASE WHEN i.object_version IS NOT NULL THEN i.object_id END,
+                        CASE WHEN i.object_id IS NOT NULL THEN i.object_version END, ?4
+                 FROM inbox i WHERE i.id = ?1",
+            )?;
+            let mut added = 0;
+            for target in &route.deliver_to {
+                added += insert.execute(params![route.inbox_id, target, generation, now_ms])?;
+            }
+            added
+        };
+        if added_to == 0 {
+            continue;
+        }
+        conn.prepare_cached(
+            "UPDATE inbox SET status = 'ACCEPTED', targets = ?2, not_routed = ?3 WHERE id = ?1",
+        )?
+        .execute(params![
+            route.inbox_id,
+            route.routed_to_column(),
+            route.not_routed_column()
+        ])?;
+        replayed.push(route.inbox_id.clone());
     }
     Ok(replayed)
 }

@@ -326,7 +326,9 @@ pub enum EventsCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Deliver events again: new deliveries with the same idempotency key.
+    /// Deliver events again: new deliveries with the same idempotency key,
+    /// to the targets whose event_types and filter take each event under
+    /// the current configuration (routing is evaluated again).
     Replay {
         /// The configuration file (TOML); relative paths in it are taken from
         /// its folder.
@@ -340,6 +342,13 @@ pub enum EventsCommand {
         /// Count the events the filters select and change nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Replay to this target only (its event_types and filter still
+        /// apply), e.g. one added after the events were accepted. Without
+        /// it, each event goes to every target of its endpoint whose
+        /// event_types and filter take it under the configuration as it is
+        /// now, not to the targets of its last delivery.
+        #[arg(long, value_name = "NAME")]
+        target: Option<String>,
         /// Print JSON (the replayed inbox ids) instead of text.
         #[arg(long)]
         json: bool,

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::{bail, Context};
 use base64::Engine;
-use hookinbox_store::{EventCursor, ReplaySelector, Store, StoreReads};
+use hookinbox_store::{EventCursor, Store, StoreReads};
 use serde_json::json;
 
 use super::event_text;
@@ -12,8 +12,10 @@ use super::output::note;
 use super::progress::Progress;
 use crate::cli::EventsCommand;
 use crate::config;
+use crate::endpoint;
 use crate::event_replay;
 use crate::event_selection::EventSelection;
+use crate::replay_routing::ReplayRouting;
 use crate::{clock, storage};
 
 /// Prints to `out`; returns `false` when the asked-for event does not exist.
@@ -109,9 +111,14 @@ pub async fn run(command: EventsCommand, out: &mut impl Write) -> anyhow::Result
             id,
             selection,
             dry_run,
+            target,
             json,
         } => {
             let config = config::load(&config)?;
+            // Replay routes against the configuration as it is now
+            // (docs/delivery.md, "Replay").
+            let endpoints = endpoint::build_all(&config)?;
+            let routing = ReplayRouting::new(&endpoints, target.as_deref())?;
             let opened = storage::open(&config.storage, &config.encryption).await?;
             let store = opened.shared();
             let replayed = match (id, selection.is_empty()) {
@@ -121,16 +128,29 @@ pub async fn run(command: EventsCommand, out: &mut impl Write) -> anyhow::Result
                     (Vec::new(), u64::from(found))
                 }
                 (Some(inbox_id), true) => {
-                    let replayed = store
-                        .replay(ReplaySelector::One { inbox_id }, clock::unix_millis())
-                        .await
-                        .context("replay")?;
-                    let matched = replayed.len() as u64;
-                    (replayed, matched)
+                    let reads = opened.operator_reads().context("replay")?;
+                    let found = reads.show_event(&inbox_id, false).await?.is_some();
+                    let replayed = event_replay::replay_one(
+                        store.as_ref(),
+                        reads.as_ref(),
+                        &routing,
+                        &inbox_id,
+                        clock::unix_millis(),
+                    )
+                    .await
+                    .context("replay")?;
+                    (replayed, u64::from(found))
                 }
                 (None, false) => {
                     let reads = opened.operator_reads().context("replay")?;
-                    replay_selection(store.as_ref(), reads.as_ref(), &selection, dry_run).await?
+                    replay_selection(
+                        store.as_ref(),
+                        reads.as_ref(),
+                        &routing,
+                        &selection,
+                        dry_run,
+                    )
+                    .await?
                 }
                 (Some(_), false) => bail!("give an event id or filters, not both"),
                 (None, true) => {
@@ -167,6 +187,7 @@ pub async fn run(command: EventsCommand, out: &mut impl Write) -> anyhow::Result
 async fn replay_selection(
     store: &dyn Store,
     reads: &dyn StoreReads,
+    routing: &ReplayRouting<'_>,
     selection: &EventSelection,
     dry_run: bool,
 ) -> anyhow::Result<(Vec<String>, u64)> {
@@ -179,7 +200,7 @@ async fn replay_selection(
     } else {
         progress.update(format_args!("counting the events to replay"));
         let counted =
-            event_replay::replay_selected(store, reads, &filter, true, now, |count, _| {
+            event_replay::replay_selected(store, reads, routing, &filter, true, now, |count, _| {
                 progress.update(format_args!("{} found", count.matched));
             })
             .await
@@ -187,17 +208,25 @@ async fn replay_selection(
         Some(counted.matched)
     };
     let mut replayed = Vec::new();
-    let count = event_replay::replay_selected(store, reads, &filter, dry_run, now, |count, ids| {
-        replayed.extend_from_slice(ids);
-        match total {
-            Some(total) => progress.counts(
-                count.matched,
-                total,
-                format_args!("{} replayed", count.replayed),
-            ),
-            None => progress.update(format_args!("{} matched", count.matched)),
-        }
-    })
+    let count = event_replay::replay_selected(
+        store,
+        reads,
+        routing,
+        &filter,
+        dry_run,
+        now,
+        |count, ids| {
+            replayed.extend_from_slice(ids);
+            match total {
+                Some(total) => progress.counts(
+                    count.matched,
+                    total,
+                    format_args!("{} replayed", count.replayed),
+                ),
+                None => progress.update(format_args!("{} matched", count.matched)),
+            }
+        },
+    )
     .await
     .context("replay")?;
     progress.finish(format_args!(

@@ -227,3 +227,106 @@ fn config_time_errors_name_the_position_or_the_type() {
     TargetFilter::compile("body.data.object.amount > 1000").expect("body fields are data");
     TargetFilter::compile(r#"headers["x-github-event"] == "push""#).expect("headers are data");
 }
+
+/// The README's routing recipes, as one endpoint's targets.
+fn readme_recipes() -> Vec<(&'static str, TargetRoute)> {
+    vec![
+        ("billing", route(Some(&["invoice.*"]), None)),
+        (
+            "fraud",
+            route(
+                None,
+                Some("has(body.data.object.amount) && body.data.object.amount > 1000"),
+            ),
+        ),
+        (
+            "ci",
+            route(
+                None,
+                Some("event.type == 'push' && body.ref == 'refs/heads/main'"),
+            ),
+        ),
+        ("erp", TargetRoute::default()),
+    ]
+}
+
+fn decide(targets: &[(&'static str, TargetRoute)], event: &RoutedEvent<'_>) -> RoutingDecision {
+    RoutingDecision::route(targets.iter().map(|(name, route)| (*name, route)), event)
+}
+
+#[test]
+fn the_readme_recipes_route_the_real_samples_by_their_own_type() {
+    let targets = readme_recipes();
+    // Stripe's type is in its body, as the adapter reads it.
+    let stripe = Sample::named(STRIPE, "stripe/valid");
+    let body: serde_json::Value = serde_json::from_slice(&stripe.body).expect("JSON sample");
+    let stripe_type = body["type"].as_str().expect("a type");
+    assert_eq!(stripe_type, "invoice.paid");
+    let decision = decide(&targets, &stripe.event("stripe", Some(stripe_type)));
+    assert_eq!(decision.routed, ["billing", "erp"]);
+    // An invoice has `amount_paid`, not `amount`: the has() guard makes
+    // that a plain non-match, not a run-time error.
+    assert_eq!(decision.not_routed, ["fraud", "ci"]);
+    assert_eq!(
+        run(&targets[1].1, &stripe.event("stripe", Some(stripe_type))),
+        Ok(false)
+    );
+    // GitHub's type is its X-GitHub-Event header: a pull request is not a push.
+    let github = Sample::named(GITHUB, "github/valid");
+    let github_type = github.header("x-github-event").expect("an event header");
+    let decision = decide(&targets, &github.event("github", Some(github_type)));
+    assert_eq!(decision.routed, ["erp"]);
+    assert_eq!(decision.not_routed, ["billing", "fraud", "ci"]);
+    // Shopify's is X-Shopify-Topic; its sample has no content type, so no body.
+    let shopify = Sample::named(SHOPIFY, "shopify/valid");
+    let topic = shopify.header("x-shopify-topic").expect("a topic");
+    let decision = decide(&targets, &shopify.event("shopify", Some(topic)));
+    assert_eq!(decision.routed, ["erp"]);
+}
+
+#[test]
+fn the_github_sample_sent_form_encoded_is_read_from_its_payload_field() {
+    let github = Sample::named(GITHUB, "github/valid");
+    let form: String = form_urlencoded::Serializer::new(String::new())
+        .append_pair("payload", std::str::from_utf8(&github.body).expect("UTF-8"))
+        .finish();
+    let event = RoutedEvent {
+        content_type: Some("application/x-www-form-urlencoded"),
+        body: form.as_bytes(),
+        ..github.event("github", Some("pull_request"))
+    };
+    let opened = route(
+        Some(&["pull_request"]),
+        Some(
+            r#"body.payload.action == "opened" && body.payload.repository.full_name == "octo-org/fixtures" && body.payload.number == 42"#,
+        ),
+    );
+    assert_eq!(run(&opened, &event), Ok(true));
+    // Read as JSON at the top level, the form has no `action`: missing, no match.
+    let top_level = route(None, Some(r#"body.action == "opened""#));
+    assert_eq!(run(&top_level, &event), Err(FilterRunError::MissingField));
+}
+
+#[test]
+fn run_time_type_errors_over_real_headers_and_bodies_do_not_match() {
+    let github = Sample::named(GITHUB, "github/valid");
+    let event = github.event("github", Some("pull_request"));
+    for (filter, expected) in [
+        // Headers are strings: compared with a number, the filter fails.
+        (r#"headers["x-github-event"] > 5"#, FilterRunError::Failed),
+        // A header the sample does not carry.
+        (
+            r#"headers["x-hub-signature"] == "x""#,
+            FilterRunError::MissingField,
+        ),
+        // An object used as a number.
+        ("body.repository + 1 > 0", FilterRunError::Failed),
+        // A number where a boolean is needed.
+        ("body.number", FilterRunError::NotBoolean),
+    ] {
+        let target = route(None, Some(filter));
+        assert_eq!(run(&target, &event), Err(expected), "{filter}");
+        let decision = RoutingDecision::route([("t", &target)], &event);
+        assert_eq!(decision.not_routed, ["t"], "{filter}: does not match");
+    }
+}

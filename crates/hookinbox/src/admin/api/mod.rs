@@ -29,6 +29,7 @@ pub use overview::overview_of;
 pub use replay::run as replay_run;
 pub use stream::{StreamReady, StreamedWebhook};
 
+use crate::endpoint::Endpoints;
 use crate::json_line::JsonLine;
 use crate::secrets::key_reload::KeyReloader;
 use crate::telemetry::MetricsHandle;
@@ -41,6 +42,15 @@ pub struct Operator {
     /// The configured endpoints and targets (none in a process without them).
     pub keys: Option<Arc<KeyReloader>>,
     pub metrics: Option<MetricsHandle>,
+}
+
+impl Operator {
+    /// The running configuration's endpoints, which a replay routes over
+    /// (none in a process given no configuration).
+    pub fn endpoints(&self) -> &Endpoints {
+        static NONE: std::sync::LazyLock<Endpoints> = std::sync::LazyLock::new(Endpoints::new);
+        self.keys.as_deref().map_or(&*NONE, KeyReloader::endpoints)
+    }
 }
 
 #[derive(OpenApi)]

@@ -1,7 +1,9 @@
 //! `POST /admin/events/{id}/replay` and `POST /admin/replay`: new
 //! deliveries for events already delivered or failed (same inbox id, so
-//! the same idempotency key downstream). A dry run counts and changes
-//! nothing.
+//! the same idempotency key downstream), to the targets whose
+//! `event_types` and `filter` take each event under the running
+//! configuration, or to one named target ([`crate::replay_routing`]). A
+//! dry run counts and changes nothing.
 
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
@@ -11,7 +13,7 @@ use crate::clock;
 use crate::event_replay;
 use crate::event_selection::EventSelection;
 use crate::json_line::JsonLine;
-use hookinbox_store::ReplaySelector;
+use crate::replay_routing::{ReplayRouting, ReplayRoutingError};
 
 /// What a replay did, or (dry run) would select.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -20,7 +22,8 @@ pub struct ReplayAnswer {
     /// Events selected.
     pub matched: u64,
     /// Events given new deliveries: the selected ones less those with a
-    /// delivery still pending or in flight. 0 in a dry run.
+    /// delivery still pending or in flight and those no target (or not
+    /// the named one) takes now. 0 in a dry run.
     pub replayed: u64,
 }
 
@@ -30,6 +33,15 @@ pub struct ReplayAnswer {
 pub struct DryRunParams {
     /// Only say whether the event exists; change nothing.
     pub dry_run: bool,
+    /// Replay to this target only (its `event_types` and `filter` still
+    /// apply), e.g. one added after the event was accepted.
+    pub target: Option<String>,
+}
+
+impl From<ReplayRoutingError> for ApiError {
+    fn from(error: ReplayRoutingError) -> ApiError {
+        ApiError::bad_request(format!("target: {error}"))
+    }
 }
 
 /// Replays one event.
@@ -53,15 +65,19 @@ pub async fn replay_one(
     if operator.reads.show_event(&id, false).await?.is_none() {
         return Err(ApiError::NoSuchEvent(id));
     }
+    let routing = ReplayRouting::new(operator.endpoints(), params.target.as_deref())?;
     let replayed = if params.dry_run {
         0
     } else {
-        let selector = ReplaySelector::One { inbox_id: id };
-        operator
-            .store
-            .replay(selector, clock::unix_millis())
-            .await?
-            .len() as u64
+        event_replay::replay_one(
+            operator.store.as_ref(),
+            operator.reads.as_ref(),
+            &routing,
+            &id,
+            clock::unix_millis(),
+        )
+        .await?
+        .len() as u64
     };
     Ok(JsonLine(ReplayAnswer {
         dry_run: params.dry_run,
@@ -83,6 +99,11 @@ pub struct ReplayRequest {
     /// Count the events and change nothing.
     #[serde(default)]
     pub dry_run: bool,
+    /// Replay to this target only (its `event_types` and `filter` still
+    /// apply), e.g. one added after the events were accepted. Without it,
+    /// each event goes to every target that takes it now.
+    #[serde(default)]
+    pub target: Option<String>,
 }
 
 /// Replays every event a filter selects, a page at a time.
@@ -104,7 +125,13 @@ pub async fn replay_selected(
     ApiJson(request): ApiJson<ReplayRequest>,
 ) -> Result<JsonLine<ReplayAnswer>, ApiError> {
     Ok(JsonLine(
-        run(&operator, &request.filter, request.dry_run).await?,
+        run(
+            &operator,
+            &request.filter,
+            request.target.as_deref(),
+            request.dry_run,
+        )
+        .await?,
     ))
 }
 
@@ -112,6 +139,7 @@ pub async fn replay_selected(
 pub async fn run(
     operator: &Operator,
     selection: &EventSelection,
+    target: Option<&str>,
     dry_run: bool,
 ) -> Result<ReplayAnswer, ApiError> {
     if selection.is_empty() {
@@ -120,9 +148,11 @@ pub async fn run(
         ));
     }
     let filter = selection.filter()?;
+    let routing = ReplayRouting::new(operator.endpoints(), target)?;
     let count = event_replay::replay_selected(
         operator.store.as_ref(),
         operator.reads.as_ref(),
+        &routing,
         &filter,
         dry_run,
         clock::unix_millis(),

@@ -6,7 +6,7 @@
 use axum::extract::State;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::{Extension, Form};
-use hookinbox_store::{DeliveryView, EventDetail, ReplaySelector};
+use hookinbox_store::{DeliveryView, EventDetail};
 use maud::{html, Markup};
 use serde::Deserialize;
 
@@ -14,6 +14,8 @@ use super::layout::{self, ago, status, utc, Section};
 use super::{render, Dashboard, PageError, Visitor};
 use crate::admin::api::{ApiError, ApiPath, ApiQuery};
 use crate::clock;
+use crate::event_replay;
+use crate::replay_routing::ReplayRouting;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
@@ -29,6 +31,9 @@ pub struct Shown {
 pub struct ReplayForm {
     #[serde(default)]
     csrf: String,
+    /// Empty: every target that takes the event now; else this one only.
+    #[serde(default)]
+    target: String,
 }
 
 async fn load(
@@ -175,12 +180,25 @@ pub async fn confirm_replay(
         .deliveries
         .iter()
         .any(|d| matches!(d.status.as_str(), "PENDING" | "LEASED"));
-    let targets: Vec<&str> = latest_targets(&event);
+    // Routing is evaluated again against the running configuration
+    // (docs/delivery.md, "Replay"); planning it changes nothing.
+    let endpoints = dashboard.operator.endpoints();
+    let routing = ReplayRouting::new(endpoints, None).map_err(ApiError::from)?;
+    let plan = routing
+        .plan(dashboard.operator.reads.as_ref(), &summary.id)
+        .await
+        .map_err(ApiError::from)?;
+    let targets = plan.map(|route| route.deliver_to).unwrap_or_default();
+    let configured: Vec<&str> = endpoints
+        .get(&summary.endpoint_id)
+        .map(|endpoint| endpoint.targets.iter().map(|t| t.name.as_str()).collect())
+        .unwrap_or_default();
     let body = html! {
         p {
             "Event " code { (summary.provider_event_id) } " (" (status(&summary.status)) ") on "
-            (summary.endpoint_id) " will be sent again to: " (targets.join(", ")) ". "
-            "It keeps its inbox id, so targets see the same idempotency key."
+            (summary.endpoint_id) " will be sent again to the targets whose event types and filter take it under the running configuration: "
+            @if targets.is_empty() { "none (a replay now would change nothing)" } @else { (targets.join(", ")) }
+            ". It keeps its inbox id, so targets see the same idempotency key."
         }
         @if in_flight {
             p.error role="alert" { "A delivery of this event is still pending or in flight: a replay now would change nothing." }
@@ -189,6 +207,16 @@ pub async fn confirm_replay(
             @if let Some(session) = visitor.session() {
                 input type="hidden" name="csrf" value=(session.csrf);
             }
+            label {
+                "Send to "
+                select name="target" {
+                    option value="" selected { "every target that takes it now" }
+                    @for name in &configured {
+                        option value=(name) { "only " (name) }
+                    }
+                }
+            }
+            " "
             button.danger type="submit" { "Replay this event" }
             " "
             a href={ "/ui/events/" (summary.id) } { "Cancel" }
@@ -202,17 +230,6 @@ pub async fn confirm_replay(
     )))
 }
 
-/// The targets of the latest generation: the ones a replay sends to.
-fn latest_targets(event: &EventDetail) -> Vec<&str> {
-    let latest = event.deliveries.iter().map(|d| d.generation).max();
-    event
-        .deliveries
-        .iter()
-        .filter(|d| Some(d.generation) == latest)
-        .map(|d| d.target.as_str())
-        .collect()
-}
-
 /// `POST /ui/events/{id}/replay`
 pub async fn replay(
     State(dashboard): State<Dashboard>,
@@ -222,16 +239,18 @@ pub async fn replay(
 ) -> Result<Response, PageError> {
     visitor.check_csrf(&form.csrf)?;
     load(&dashboard, &id, false).await?;
-    dashboard
-        .operator
-        .store
-        .replay(
-            ReplaySelector::One {
-                inbox_id: id.clone(),
-            },
-            clock::unix_millis(),
-        )
-        .await?;
+    let only_target = Some(form.target.as_str()).filter(|name| !name.is_empty());
+    let routing =
+        ReplayRouting::new(dashboard.operator.endpoints(), only_target).map_err(ApiError::from)?;
+    event_replay::replay_one(
+        dashboard.operator.store.as_ref(),
+        dashboard.operator.reads.as_ref(),
+        &routing,
+        &id,
+        clock::unix_millis(),
+    )
+    .await
+    .map_err(ApiError::from)?;
     Ok(Redirect::to(&format!("/ui/events/{id}?replayed=1")).into_response())
 }
 

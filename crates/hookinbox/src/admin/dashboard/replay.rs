@@ -28,12 +28,12 @@ pub async fn confirm(
     Extension(visitor): Extension<Visitor>,
     ApiQuery(selection): ApiQuery<EventSelection>,
 ) -> Result<Html<String>, PageError> {
-    let dry = replay_run(&dashboard.operator, &selection, true).await?;
+    let dry = replay_run(&dashboard.operator, &selection, None, true).await?;
     let body = html! {
         p {
             (dry.matched) " event(s) match "
             a href={ "/ui/events?" (selection.query_string()) } { "this filter" } ". "
-            "Each is sent again to the targets of its last delivery, with its inbox id as the idempotency key. "
+            "Each is sent again to the targets whose event types and filter take it under the running configuration, with its inbox id as the idempotency key. "
             "Events with a delivery still pending or in flight are left as they are."
         }
         @if dry.matched > 0 {
@@ -65,11 +65,11 @@ pub async fn replay(
     Form(form): Form<ReplayForm>,
 ) -> Result<Html<String>, PageError> {
     visitor.check_csrf(&form.csrf)?;
-    let done = replay_run(&dashboard.operator, &form.selection, false).await?;
+    let done = replay_run(&dashboard.operator, &form.selection, None, false).await?;
     let body = html! {
         p.notice role="status" {
             "Replayed " (done.replayed) " of " (done.matched) " matching event(s)."
-            @if done.replayed < done.matched { " The others had a delivery pending or in flight." }
+            @if done.replayed < done.matched { " The others had a delivery pending or in flight, or no target takes them now." }
         }
         p { a href={ "/ui/events?" (form.selection.query_string()) } { "Back to the events" } }
     };
