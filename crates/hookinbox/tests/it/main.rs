@@ -63,3 +63,4 @@ mod retention;
 mod routing;
 mod secret_rules;
 mod segment_identity;
+mod transform;
