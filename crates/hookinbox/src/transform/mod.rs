@@ -24,8 +24,7 @@ mod sandbox;
 mod script;
 mod webhook;
 
-pub use error::TransformError;
 pub use pool::TransformPool;
-pub use sandbox::{Limits, Sandbox};
+pub use sandbox::Limits;
 pub use script::TransformScript;
-pub use webhook::{TransformOutcome, TransformedRequest, WebhookInput};
+pub use webhook::{TransformOutcome, WebhookInput};
