@@ -78,7 +78,8 @@ pub async fn test(
             content_type,
             event_type,
         } => {
-            let body = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+            let body =
+                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
             StoredEvent {
                 id: "transform-test".into(),
                 endpoint_id: endpoint_id.to_owned(),
@@ -114,7 +115,10 @@ pub async fn test(
             Ok(true)
         }
         Ok(Reshaped::Cancel) => {
-            writeln!(out, "cancelled: the transform answered `cancel: true`; nothing would be sent")?;
+            writeln!(
+                out,
+                "cancelled: the transform answered `cancel: true`; nothing would be sent"
+            )?;
             Ok(true)
         }
         Ok(Reshaped::Failed(error)) | Err(error) => {
@@ -130,7 +134,7 @@ async fn reshape(target: &Target, event: StoredEvent) -> Result<Reshaped, String
     let reshape: &Reshape = &target.reshape;
     let Some(script) = &reshape.transform else {
         return Ok(Reshaped::Send {
-            event: reshape.body_as_configured(event),
+            event: Box::new(reshape.body_as_configured(event)),
             overrides: Default::default(),
         });
     };

@@ -50,7 +50,7 @@ impl Default for RequestOverrides {
 pub enum Reshaped {
     /// `event` with the body (and `Content-Type`) to send.
     Send {
-        event: StoredEvent,
+        event: Box<StoredEvent>,
         overrides: RequestOverrides,
     },
     /// The transform answered `cancel: true`.
@@ -66,7 +66,7 @@ impl Reshape {
     pub async fn apply(&self, event: StoredEvent) -> Reshaped {
         let Some(script) = &self.transform else {
             return Reshaped::Send {
-                event: self.body_as_configured(event),
+                event: Box::new(self.body_as_configured(event)),
                 overrides: RequestOverrides::default(),
             };
         };
@@ -101,7 +101,7 @@ impl Reshape {
                 event.payload = Some(request.body);
                 event.content_type = request.content_type;
                 Reshaped::Send {
-                    event,
+                    event: Box::new(event),
                     overrides: RequestOverrides {
                         method: request.method,
                         url: request.url,

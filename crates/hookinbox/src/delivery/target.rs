@@ -112,16 +112,24 @@ impl Target {
 
 /// `transform` (read and compiled once here, to refuse a script that
 /// cannot serve before the service starts) and `body`.
-fn reshape(endpoint_id: &str, settings: &config::Target, field: &str) -> Result<Reshape, ConfigError> {
+fn reshape(
+    endpoint_id: &str,
+    settings: &config::Target,
+    field: &str,
+) -> Result<Reshape, ConfigError> {
     let transform = match &settings.transform {
         Some(path) => Some(Arc::new(
-            TransformScript::load(path, &format!("{endpoint_id}/{}", settings.name), Limits::DEFAULT)
-                .map_err(|why| {
-                    ConfigError::invalid(
-                        format!("{field}.transform"),
-                        format!("target `{}`: {why}", settings.name),
-                    )
-                })?,
+            TransformScript::load(
+                path,
+                &format!("{endpoint_id}/{}", settings.name),
+                Limits::DEFAULT,
+            )
+            .map_err(|why| {
+                ConfigError::invalid(
+                    format!("{field}.transform"),
+                    format!("target `{}`: {why}", settings.name),
+                )
+            })?,
         )),
         None => None,
     };

@@ -197,7 +197,7 @@ async fn attempt(
         }
         match target.reshape.apply(event).await {
             Reshaped::Send { event, overrides } => {
-                destination.attempt_with(&lease, event, &overrides).await
+                destination.attempt_with(&lease, *event, &overrides).await
             }
             Reshaped::Cancel => AttemptOutcome::Cancelled.into(),
             Reshaped::Failed(error) => AttemptOutcome::Permanent { error }.into(),

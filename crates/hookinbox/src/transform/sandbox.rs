@@ -135,7 +135,11 @@ impl Sandbox {
     /// runtime and runs its top-level code, within `limits`. Fails when it
     /// does not parse, its top-level code throws or it defines no
     /// `handler` function.
-    pub fn compile(source: &str, file_name: &str, limits: Limits) -> Result<Sandbox, TransformError> {
+    pub fn compile(
+        source: &str,
+        file_name: &str,
+        limits: Limits,
+    ) -> Result<Sandbox, TransformError> {
         let runtime = Runtime::new().map_err(|e| TransformError::Engine(e.to_string()))?;
         runtime.set_memory_limit(limits.memory_bytes);
         runtime.set_max_stack_size(512 * 1024);
@@ -173,16 +177,20 @@ impl Sandbox {
                 Err(rquickjs::Error::Exception) => {
                     let exception = ctx.catch();
                     return Err(match self.exception(&exception) {
-                        TransformError::Thrown { name, line, message } if name == "SyntaxError" => {
+                        TransformError::Thrown {
+                            name,
+                            line,
+                            message,
+                        } if name == "SyntaxError" => TransformError::Compile(format!(
+                            "SyntaxError: {message}{}",
+                            line.map(|l| format!(" at line {l}")).unwrap_or_default()
+                        )),
+                        TransformError::Thrown { name, line, .. } => {
                             TransformError::Compile(format!(
-                                "SyntaxError: {message}{}",
+                                "its top-level code threw {name}{}",
                                 line.map(|l| format!(" at line {l}")).unwrap_or_default()
                             ))
                         }
-                        TransformError::Thrown { name, line, .. } => TransformError::Compile(format!(
-                            "its top-level code threw {name}{}",
-                            line.map(|l| format!(" at line {l}")).unwrap_or_default()
-                        )),
                         other => other,
                     });
                 }
@@ -237,7 +245,9 @@ impl Sandbox {
     pub fn is_reusable_after(error: &TransformError) -> bool {
         !matches!(
             error,
-            TransformError::TimeLimit { .. } | TransformError::MemoryLimit { .. } | TransformError::Engine(_)
+            TransformError::TimeLimit { .. }
+                | TransformError::MemoryLimit { .. }
+                | TransformError::Engine(_)
         )
     }
 
@@ -294,10 +304,9 @@ fn call(ctx: &Ctx<'_>, input_json: &str, received_at_ms: i64) -> rquickjs::Resul
     let handler: Function = ctx.globals().get("handler")?;
     let webhook = ctx.json_parse(input_json)?;
     let answer: Value = handler.call((webhook,))?;
-    Ok(ctx
-        .json_stringify(answer)?
+    ctx.json_stringify(answer)?
         .map(|text| text.to_string())
-        .transpose()?)
+        .transpose()
 }
 
 /// The first line number of `file_name` in a QuickJS stack trace
@@ -305,7 +314,10 @@ fn call(ctx: &Ctx<'_>, input_json: &str, received_at_ms: i64) -> rquickjs::Resul
 fn line_in(stack: &str, file_name: &str) -> Option<u32> {
     let marker = format!("{file_name}:");
     let at = stack.find(&marker)? + marker.len();
-    let digits: String = stack[at..].chars().take_while(char::is_ascii_digit).collect();
+    let digits: String = stack[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
     digits.parse().ok()
 }
 

@@ -3,7 +3,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::*;
-use crate::transform::TransformedRequest;
+use crate::transform::webhook::TransformedRequest;
 
 fn input(payload: serde_json::Value) -> WebhookInput {
     WebhookInput {
@@ -135,7 +135,9 @@ fn an_error_names_its_type_and_line_but_never_the_payload() {
         limits(1_000),
     )
     .unwrap();
-    let error = sandbox.run(&input(json!({"card": "4242-SECRET"}))).unwrap_err();
+    let error = sandbox
+        .run(&input(json!({"card": "4242-SECRET"})))
+        .unwrap_err();
     assert_eq!(error.to_string(), "the handler threw TypeError at line 3");
     assert!(error.detail().contains("4242-SECRET"), "{}", error.detail());
     let named = Sandbox::compile(
@@ -144,7 +146,9 @@ fn an_error_names_its_type_and_line_but_never_the_payload() {
         limits(1_000),
     )
     .unwrap();
-    let error = named.run(&input(json!({"card": "4242-SECRET"}))).unwrap_err();
+    let error = named
+        .run(&input(json!({"card": "4242-SECRET"})))
+        .unwrap_err();
     assert!(!error.to_string().contains("4242"), "{error}");
     let thrown_text = Sandbox::compile(
         "function handler(webhook) { throw webhook.payload.card; }",
@@ -152,7 +156,9 @@ fn an_error_names_its_type_and_line_but_never_the_payload() {
         limits(1_000),
     )
     .unwrap();
-    let error = thrown_text.run(&input(json!({"card": "4242-SECRET"}))).unwrap_err();
+    let error = thrown_text
+        .run(&input(json!({"card": "4242-SECRET"})))
+        .unwrap_err();
     assert!(!error.to_string().contains("4242"), "{error}");
 }
 
@@ -170,7 +176,10 @@ fn the_clock_is_the_events_received_time_and_random_repeats() {
     assert_eq!(body["now"], 1_700_000_000_123_i64);
     assert_eq!(body["date"], 1_700_000_000_123_i64);
     assert_eq!(body["iso"], "1970-01-01T00:00:00.000Z");
-    assert_eq!(first.body, again.body, "the same event computes the same request");
+    assert_eq!(
+        first.body, again.body,
+        "the same event computes the same request"
+    );
 }
 
 #[test]
@@ -184,7 +193,14 @@ fn the_sandbox_has_no_io() {
     let request = sent(sandbox.run(&input(json!({}))).unwrap());
     assert_eq!(
         serde_json::from_slice::<serde_json::Value>(&request.body).unwrap(),
-        json!(["undefined", "undefined", "undefined", "undefined", "undefined", "undefined"])
+        json!([
+            "undefined",
+            "undefined",
+            "undefined",
+            "undefined",
+            "undefined",
+            "undefined"
+        ])
     );
     let import = Sandbox::compile(
         "async function handler(w) { await import('std'); return w; }",
@@ -197,19 +213,32 @@ fn the_sandbox_has_no_io() {
 
 #[test]
 fn scripts_that_cannot_serve_are_refused_when_loaded() {
-    let error = Sandbox::compile("function handler(w) {\n  return w.;\n}", "syntax.js", limits(1_000))
-        .unwrap_err();
+    let error = Sandbox::compile(
+        "function handler(w) {\n  return w.;\n}",
+        "syntax.js",
+        limits(1_000),
+    )
+    .unwrap_err();
     assert!(
         matches!(&error, TransformError::Compile(text) if text.contains("SyntaxError") && text.contains("line 2")),
         "{error:?}"
     );
     assert_eq!(
-        Sandbox::compile("function transform(w) { return w; }", "none.js", limits(1_000)).unwrap_err(),
+        Sandbox::compile(
+            "function transform(w) { return w; }",
+            "none.js",
+            limits(1_000)
+        )
+        .unwrap_err(),
         TransformError::NoHandler
     );
     assert_eq!(
-        Sandbox::compile("while (true) {}\nfunction handler(w) { return w; }", "top.js", limits(100))
-            .unwrap_err(),
+        Sandbox::compile(
+            "while (true) {}\nfunction handler(w) { return w; }",
+            "top.js",
+            limits(100)
+        )
+        .unwrap_err(),
         TransformError::TimeLimit { limit_ms: 100 }
     );
 }
@@ -217,10 +246,22 @@ fn scripts_that_cannot_serve_are_refused_when_loaded() {
 #[test]
 fn results_hookinbox_cannot_send_are_errors() {
     for (script, expected) in [
-        ("function handler(w) { w.headers['Webhook-Signature'] = 'v1,forged'; return w; }", "sets a header hookinbox sets itself"),
-        ("function handler(w) { w.headers['Idempotency-Key'] = 'other'; return w; }", "sets a header hookinbox sets itself"),
-        ("function handler(w) { w.method = 'DELETE'; return w; }", "method other than POST or PUT"),
-        ("function handler(w) { delete w.payload; return w; }", "has no payload"),
+        (
+            "function handler(w) { w.headers['Webhook-Signature'] = 'v1,forged'; return w; }",
+            "sets a header hookinbox sets itself",
+        ),
+        (
+            "function handler(w) { w.headers['Idempotency-Key'] = 'other'; return w; }",
+            "sets a header hookinbox sets itself",
+        ),
+        (
+            "function handler(w) { w.method = 'DELETE'; return w; }",
+            "method other than POST or PUT",
+        ),
+        (
+            "function handler(w) { delete w.payload; return w; }",
+            "has no payload",
+        ),
         ("function handler(w) { }", "is not an object"),
     ] {
         let sandbox = Sandbox::compile(script, "bad.js", limits(1_000)).unwrap();

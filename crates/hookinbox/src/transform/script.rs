@@ -36,7 +36,11 @@ pub struct TransformScript {
 
 impl TransformScript {
     /// Reads `path` and compiles it once (on this thread) to check it.
-    pub fn load(path: &Path, owner: &str, limits: Limits) -> Result<TransformScript, TransformError> {
+    pub fn load(
+        path: &Path,
+        owner: &str,
+        limits: Limits,
+    ) -> Result<TransformScript, TransformError> {
         let file_name = path
             .file_name()
             .map(|name| name.to_string_lossy().into_owned())
@@ -93,8 +97,13 @@ impl Reloadable for TransformScript {
     }
 }
 
-fn read_checked(path: &Path, file_name: &str, limits: Limits) -> Result<ScriptText, TransformError> {
-    let text = std::fs::read_to_string(path).map_err(|e| TransformError::Read(e.kind().to_string()))?;
+fn read_checked(
+    path: &Path,
+    file_name: &str,
+    limits: Limits,
+) -> Result<ScriptText, TransformError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| TransformError::Read(e.kind().to_string()))?;
     Sandbox::compile(&text, file_name, limits)?;
     Ok(ScriptText {
         generation: GENERATIONS.fetch_add(1, Ordering::Relaxed),

@@ -126,16 +126,19 @@ impl TransformOutcome {
         let result = result.ok_or(TransformError::BadResult(
             "is not an object (did `handler` return the webhook?)",
         ))?;
-        let result: HandlerResult = serde_json::from_str(result).map_err(|_| {
-            TransformError::BadResult("is not an object of the webhook's shape")
-        })?;
+        let result: HandlerResult = serde_json::from_str(result)
+            .map_err(|_| TransformError::BadResult("is not an object of the webhook's shape"))?;
         if result.cancel == Some(Value::Bool(true)) {
             return Ok(TransformOutcome::Cancel);
         }
         let method = match result.method.as_deref() {
             None | Some("POST") | Some("post") => hyper::Method::POST,
             Some("PUT") | Some("put") => hyper::Method::PUT,
-            Some(_) => return Err(TransformError::BadResult("has a method other than POST or PUT")),
+            Some(_) => {
+                return Err(TransformError::BadResult(
+                    "has a method other than POST or PUT",
+                ))
+            }
         };
         let url = result.url.filter(|url| *url != input.url);
         let (body, mut content_type) = match result.payload {
@@ -152,11 +155,16 @@ impl TransformOutcome {
                 Value::String(text) => text,
                 Value::Number(number) => number.to_string(),
                 Value::Bool(flag) => flag.to_string(),
-                _ => return Err(TransformError::BadResult("has a header value that is not a string")),
+                _ => {
+                    return Err(TransformError::BadResult(
+                        "has a header value that is not a string",
+                    ))
+                }
             };
             let name = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|_| TransformError::BadResult("has a header name HTTP does not allow"))?;
-            if RESERVED_HEADERS.contains(&name.as_str()) || name.as_str().starts_with("x-hookinbox-")
+            if RESERVED_HEADERS.contains(&name.as_str())
+                || name.as_str().starts_with("x-hookinbox-")
             {
                 return Err(TransformError::BadResult(
                     "sets a header hookinbox sets itself (idempotency key, webhook-*, x-hookinbox-*, framing)",

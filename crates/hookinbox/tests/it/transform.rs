@@ -95,7 +95,8 @@ async fn delivery_of(storage: &Storage, inbox_id: &str, target: &str) -> (String
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_svix_style_transform_arrives_as_written_signed_over_the_new_bytes_same_key_on_redelivery() {
+async fn a_svix_style_transform_arrives_as_written_signed_over_the_new_bytes_same_key_on_redelivery(
+) {
     let sink = Sink::start().await;
     // The first attempt fails: the redelivery must carry the same key and body.
     sink.respond_with(|n, _| if n == 0 { (503, vec![]) } else { (200, vec![]) });
@@ -107,7 +108,12 @@ async fn a_svix_style_transform_arrives_as_written_signed_over_the_new_bytes_sam
         .to_string();
     let server = Server::start(storage.dir.path(), &config);
     let body = r#"{"id":"evt_t1","type":"invoice.paid","amount":12}"#;
-    let answer = post(&client(), &server.url("/hooks/lab"), &lab_signed(body, now())).await;
+    let answer = post(
+        &client(),
+        &server.url("/hooks/lab"),
+        &lab_signed(body, now()),
+    )
+    .await;
     assert_eq!(answer.status, 200);
     let inbox_id = answer.json()["id"].as_str().unwrap().to_owned();
 
@@ -125,7 +131,10 @@ async fn a_svix_style_transform_arrives_as_written_signed_over_the_new_bytes_sam
     for attempt in &received {
         assert_eq!(attempt.header("idempotency-key"), inbox_id);
         assert_eq!(attempt.header("webhook-id"), inbox_id);
-        assert_eq!(attempt.body, got.body, "every attempt computes the same body");
+        assert_eq!(
+            attempt.body, got.body,
+            "every attempt computes the same body"
+        );
     }
     // The stored body is the one received.
     let (_, stored) = storage.event(&inbox_id).await;
@@ -142,30 +151,52 @@ function handler(webhook) {
 const FIXED: &str = "function handler(webhook) { webhook.payload = { fixed: webhook.payload.id }; return webhook; }";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn scripts_stopped_at_their_limits_go_dead_while_other_targets_deliver_and_replay_after_a_fix() {
-    let (spin_sink, hog_sink, plain_sink) = (Sink::start().await, Sink::start().await, Sink::start().await);
+async fn scripts_stopped_at_their_limits_go_dead_while_other_targets_deliver_and_replay_after_a_fix(
+) {
+    let (spin_sink, hog_sink, plain_sink) = (
+        Sink::start().await,
+        Sink::start().await,
+        Sink::start().await,
+    );
     let storage = Storage::new(Backend::Sqlite);
     write(storage.dir.path(), "spin.js", SPIN);
     write(storage.dir.path(), "hog.js", HOG);
     let config = storage
         .config()
         .extra(FAST_DELIVERY)
-        .extra(&http_target("spin", &spin_sink.url(), r#"transform = "spin.js""#))
-        .extra(&http_target("hog", &hog_sink.url(), r#"transform = "hog.js""#))
+        .extra(&http_target(
+            "spin",
+            &spin_sink.url(),
+            r#"transform = "spin.js""#,
+        ))
+        .extra(&http_target(
+            "hog",
+            &hog_sink.url(),
+            r#"transform = "hog.js""#,
+        ))
         .extra(&http_target("plain", &plain_sink.url(), ""))
         .to_string();
     let server = Server::start(storage.dir.path(), &config);
     const EVENTS: usize = 6;
     let mut inbox_ids = Vec::new();
     for n in 0..EVENTS {
-        let answer = post(&client(), &server.url("/hooks/lab"), &lab_event(&format!("evt_limit_{n}"))).await;
+        let answer = post(
+            &client(),
+            &server.url("/hooks/lab"),
+            &lab_event(&format!("evt_limit_{n}")),
+        )
+        .await;
         assert_eq!(answer.status, 200);
         inbox_ids.push(answer.json()["id"].as_str().unwrap().to_owned());
     }
     // Each looping call holds a transform thread for its whole second, so
     // the six take three seconds at least; the plain target has every event
     // long before.
-    assert!(eventually(Duration::from_secs(20), || plain_sink.accepted().len() == EVENTS).await);
+    assert!(
+        eventually(Duration::from_secs(20), || plain_sink.accepted().len()
+            == EVENTS)
+        .await
+    );
     let mut spin_dead_then = 0;
     for id in &inbox_ids {
         if delivery_of(&storage, id, "spin").await.0 == "DEAD" {
@@ -211,12 +242,22 @@ async fn scripts_stopped_at_their_limits_go_dead_while_other_targets_deliver_and
     sighup(&server);
     logged(&server, "Reloaded a transform.", 2).await;
     let replay = std::process::Command::new(env!("CARGO_BIN_EXE_hookinbox"))
-        .args(["events", "replay", "--status", "failed", "--json", "--config"])
+        .args([
+            "events", "replay", "--status", "failed", "--json", "--config",
+        ])
         .arg(&server.config_path)
         .output()
         .unwrap();
-    assert!(replay.status.success(), "{}", String::from_utf8_lossy(&replay.stderr));
-    assert!(eventually(Duration::from_secs(20), || spin_sink.accepted().len() == EVENTS).await);
+    assert!(
+        replay.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    assert!(
+        eventually(Duration::from_secs(20), || spin_sink.accepted().len()
+            == EVENTS)
+        .await
+    );
     let mut fixed: Vec<String> = spin_sink
         .accepted()
         .iter()
@@ -270,15 +311,27 @@ async fn cancel_true_sends_nothing_and_the_delivery_is_done_and_says_so() {
 async fn transform_test_prints_the_transformed_request() {
     let storage = Storage::new(Backend::Sqlite);
     write(storage.dir.path(), "rename.js", RENAME);
-    write(storage.dir.path(), "broken.js", "function handler(w) {\n  throw new TypeError('no ' + w.payload.id);\n}");
+    write(
+        storage.dir.path(),
+        "broken.js",
+        "function handler(w) {\n  throw new TypeError('no ' + w.payload.id);\n}",
+    );
     let config = storage
         .config()
         .http_target("http://127.0.0.1:9/orders", r#"transform = "rename.js""#)
-        .extra(&http_target("broken", "http://127.0.0.1:9/", r#"transform = "broken.js""#))
+        .extra(&http_target(
+            "broken",
+            "http://127.0.0.1:9/",
+            r#"transform = "broken.js""#,
+        ))
         .to_string();
     let config_path = storage.dir.path().join("hookinbox.toml");
     std::fs::write(&config_path, &config).unwrap();
-    write(storage.dir.path(), "body.json", r#"{"id":"evt_cli","amount":3}"#);
+    write(
+        storage.dir.path(),
+        "body.json",
+        r#"{"id":"evt_cli","amount":3}"#,
+    );
     let run = |args: &[&str]| {
         std::process::Command::new(env!("CARGO_BIN_EXE_hookinbox"))
             .arg("transform")
@@ -291,8 +344,19 @@ async fn transform_test_prints_the_transformed_request() {
     };
     let body_file = storage.dir.path().join("body.json");
     let body_file = body_file.to_str().unwrap();
-    let printed = run(&["--target", "lab/sink", "--body-file", body_file, "--event-type", "invoice.paid"]);
-    assert!(printed.status.success(), "{}", String::from_utf8_lossy(&printed.stderr));
+    let printed = run(&[
+        "--target",
+        "lab/sink",
+        "--body-file",
+        body_file,
+        "--event-type",
+        "invoice.paid",
+    ]);
+    assert!(
+        printed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&printed.stderr)
+    );
     let text = String::from_utf8(printed.stdout).unwrap();
     let (head, body) = text.split_once("\n\n").unwrap();
     assert_eq!(
@@ -306,12 +370,24 @@ async fn transform_test_prints_the_transformed_request() {
 
     // A stored event, by its inbox id.
     let server = Server::start_with(storage.dir.path(), &config_path);
-    let answer = post(&client(), &server.url("/hooks/lab"), &lab_signed(r#"{"id":"evt_stored","type":"x","amount":7}"#, now())).await;
+    let answer = post(
+        &client(),
+        &server.url("/hooks/lab"),
+        &lab_signed(r#"{"id":"evt_stored","type":"x","amount":7}"#, now()),
+    )
+    .await;
     let inbox_id = answer.json()["id"].as_str().unwrap().to_owned();
     let printed = run(&["--target", "lab/sink", "--event", &inbox_id]);
-    assert!(printed.status.success(), "{}", String::from_utf8_lossy(&printed.stderr));
+    assert!(
+        printed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&printed.stderr)
+    );
     let text = String::from_utf8(printed.stdout).unwrap();
-    assert!(text.contains(&format!("idempotency-key: {inbox_id}\n")), "{text}");
+    assert!(
+        text.contains(&format!("idempotency-key: {inbox_id}\n")),
+        "{text}"
+    );
     assert!(text.contains(r#""reference":"evt_stored""#), "{text}");
 
     // A failing script: exit 1, and here (only) the exception's message.
@@ -363,19 +439,69 @@ async fn a_form_encoded_github_delivery_with_body_json_arrives_as_json_signed_ov
     assert_eq!(answer.status, 200, "{:?}", answer.body);
     let inbox_id = answer.json()["id"].as_str().unwrap().to_owned();
 
-    assert!(eventually(Duration::from_secs(10), || json_sink.accepted().len() == 1
-        && raw_sink.accepted().len() == 1)
-    .await);
+    assert!(
+        eventually(Duration::from_secs(10), || json_sink.accepted().len() == 1
+            && raw_sink.accepted().len() == 1)
+        .await
+    );
     let got = &json_sink.accepted()[0];
     assert_eq!(got.header("content-type"), "application/json");
-    assert_eq!(json(&got.body), json(&github_json), "GitHub's own JSON document");
+    assert_eq!(
+        json(&got.body),
+        json(&github_json),
+        "GitHub's own JSON document"
+    );
     assert!(verifies(got), "signed over the delivered JSON bytes");
     assert_eq!(got.header("idempotency-key"), inbox_id);
     // Without `body = "json"`, the form as received; the stored body stays raw.
     let raw = &raw_sink.accepted()[0];
     assert_eq!(raw.body, form.as_bytes());
-    assert_eq!(raw.header("content-type"), "application/x-www-form-urlencoded");
+    assert_eq!(
+        raw.header("content-type"),
+        "application/x-www-form-urlencoded"
+    );
     assert!(verifies(raw));
     let (_, stored) = storage.event(&inbox_id).await;
     assert_eq!(stored, form.as_bytes());
+}
+
+#[test]
+fn a_script_that_does_not_load_stops_config_check_naming_the_target_and_line() {
+    let storage = Storage::new(Backend::Sqlite);
+    write(
+        storage.dir.path(),
+        "broken.js",
+        "function handler(w) {\n  return w.;\n}",
+    );
+    write(
+        storage.dir.path(),
+        "none.js",
+        "function transform(w) { return w; }",
+    );
+    for (script, expected) in [
+        ("broken.js", "SyntaxError"),
+        ("none.js", "defines no function `handler(webhook)`"),
+    ] {
+        let config = storage
+            .config()
+            .http_target("http://127.0.0.1:9/", &format!("transform = \"{script}\""))
+            .to_string();
+        let config_path = storage.dir.path().join("hookinbox.toml");
+        std::fs::write(&config_path, &config).unwrap();
+        let checked = std::process::Command::new(env!("CARGO_BIN_EXE_hookinbox"))
+            .args(["config", "check", "--config"])
+            .arg(&config_path)
+            .output()
+            .unwrap();
+        assert!(!checked.status.success());
+        let stderr = String::from_utf8_lossy(&checked.stderr);
+        assert!(
+            stderr.contains("endpoint[0].target[0].transform") && stderr.contains("target `sink`"),
+            "{stderr}"
+        );
+        assert!(stderr.contains(expected), "{stderr}");
+        if script == "broken.js" {
+            assert!(stderr.contains("line 2"), "{stderr}");
+        }
+    }
 }
