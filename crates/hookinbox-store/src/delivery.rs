@@ -102,6 +102,11 @@ pub enum Settlement {
     },
     /// Give up; `error` is already masked.
     Dead { error: String },
+    /// Done without sending: the target's transform answered `cancel:
+    /// true`. Recorded as DELIVERED (terminal, ordering advances) with
+    /// `note` as the delivery's `last_error` and its attempt's error, so
+    /// operators see that nothing was sent.
+    Cancelled { note: String },
     /// Not attempted: the event could not be read from this service's own
     /// storage (a body that did not read, open or match its fingerprint).
     /// Back to PENDING at `next_attempt_at_ms` with its attempts as they

@@ -69,6 +69,7 @@ mod error;
 pub(crate) mod event_replay;
 pub(crate) mod event_selection;
 pub(crate) mod failpoint;
+pub(crate) mod form_body;
 pub(crate) mod http_client;
 pub(crate) mod ingress;
 pub(crate) mod json_line;
@@ -87,6 +88,7 @@ pub(crate) mod storage;
 pub(crate) mod telemetry;
 pub(crate) mod tls;
 pub(crate) mod traces;
+pub(crate) mod transform;
 
 pub use delivery::HandlerRegistry;
 pub use error::Error;

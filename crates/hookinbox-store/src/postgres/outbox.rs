@@ -449,6 +449,12 @@ pub(crate) async fn settle_many(
                 error,
             } => ("PENDING", *next_attempt_at_ms, Some(error.as_str()), None),
             Settlement::Dead { error } => ("DEAD", request.now_ms, Some(error.as_str()), None),
+            Settlement::Cancelled { note } => (
+                "DELIVERED",
+                request.now_ms,
+                Some(note.as_str()),
+                Some(request.now_ms),
+            ),
             Settlement::Deferred {
                 next_attempt_at_ms,
                 error,

@@ -157,6 +157,7 @@ pub(crate) fn settle(
             error,
         } => ("PENDING", *next_attempt_at_ms, Some(error.as_str()), None),
         Settlement::Dead { error } => ("DEAD", now_ms, Some(error.as_str()), None),
+        Settlement::Cancelled { note } => ("DELIVERED", now_ms, Some(note.as_str()), Some(now_ms)),
         Settlement::Deferred {
             next_attempt_at_ms,
             error,
@@ -186,7 +187,10 @@ pub(crate) fn settle(
          SELECT id, attempts, ?2, ?3, ?4 FROM delivery WHERE id = ?1",
     )?
     .execute(params![lease.delivery_id, now_ms, status, error])?;
-    if matches!(settlement, Settlement::Delivered) {
+    if matches!(
+        settlement,
+        Settlement::Delivered | Settlement::Cancelled { .. }
+    ) {
         conn.prepare_cached(
             "INSERT INTO object_version (endpoint_id, target, object_id, last_version)
              SELECT endpoint_id, target, ordering_key, object_version FROM delivery

@@ -121,6 +121,11 @@ pub enum Command {
         /// The receiver's URL, e.g. `http://127.0.0.1:8080/hooks/stripe`.
         url: Option<String>,
     },
+    /// Targets' transforms: `test` prints what a target would be sent.
+    Transform {
+        #[command(subcommand)]
+        command: TransformCommand,
+    },
     /// Print a complete example configuration, or check one.
     Config {
         #[command(subcommand)]
@@ -413,4 +418,34 @@ mod tests {
             .expect("events list");
         assert!(list.get_arguments().any(|arg| arg.get_id() == "config"));
     }
+}
+
+/// `hookinbox transform …`.
+#[derive(Debug, Subcommand)]
+pub enum TransformCommand {
+    /// Print the request a target would be sent for one event, through its
+    /// `transform` (and `body`) settings; nothing is sent. Exits 1 when the
+    /// transform fails, with the exception's message on stderr.
+    #[command(group(clap::ArgGroup::new("source").required(true).args(["event", "body_file"])))]
+    Test {
+        /// The configuration file (TOML); relative paths in it are taken from
+        /// its folder.
+        #[arg(long)]
+        config: PathBuf,
+        /// The target, as `ENDPOINT/TARGET`.
+        #[arg(long)]
+        target: String,
+        /// A stored event's inbox id (its body is read from the database).
+        #[arg(long)]
+        event: Option<String>,
+        /// A body to use instead of a stored event.
+        #[arg(long)]
+        body_file: Option<PathBuf>,
+        /// The `Content-Type` of `--body-file`.
+        #[arg(long, default_value = "application/json", requires = "body_file")]
+        content_type: String,
+        /// The event type the script sees with `--body-file`.
+        #[arg(long, requires = "body_file")]
+        event_type: Option<String>,
+    },
 }

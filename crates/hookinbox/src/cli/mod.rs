@@ -17,7 +17,9 @@ use crate::commands;
 use crate::commands::output::{error_line, is_stdout_closed, note_line, Stdout};
 use crate::telemetry::log_writer::{self, LogGuard};
 use crate::HandlerRegistry;
-pub(crate) use args::{Cli, Command, ConfigCommand, EventsCommand, KeysCommand, LogFormat};
+pub(crate) use args::{
+    Cli, Command, ConfigCommand, EventsCommand, KeysCommand, LogFormat, TransformCommand,
+};
 
 /// The `hookinbox` program: parses the command line, logs to stderr
 /// (`--log-format`, `RUST_LOG`), runs the command, and returns its exit
@@ -165,6 +167,33 @@ fn run_command(command: Command, handlers: HandlerRegistry) -> anyhow::Result<bo
                 .block_on(crate::listen::run(options, &mut Stdout::lock()))
                 .map(|()| true)
                 .map_err(anyhow::Error::from)
+        }
+        Command::Transform {
+            command:
+                TransformCommand::Test {
+                    config,
+                    target,
+                    event,
+                    body_file,
+                    content_type,
+                    event_type,
+                },
+        } => {
+            let source = match (&event, &body_file) {
+                (Some(id), _) => commands::transform::EventSource::Stored(id),
+                (None, Some(path)) => commands::transform::EventSource::File {
+                    path,
+                    content_type: &content_type,
+                    event_type: event_type.as_deref(),
+                },
+                (None, None) => anyhow::bail!("give --event or --body-file"),
+            };
+            runtime()?.block_on(commands::transform::test(
+                &config,
+                &target,
+                source,
+                &mut Stdout::lock(),
+            ))
         }
         Command::Keys { command } => {
             runtime()?.block_on(commands::keys::run(command, &mut Stdout::lock()))

@@ -15,5 +15,6 @@ pub mod reconcile;
 pub mod send;
 pub mod serve;
 pub mod stats;
+pub mod transform;
 pub mod verify;
 pub mod work;

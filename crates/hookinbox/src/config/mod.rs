@@ -73,7 +73,7 @@ pub use secret_source::SecretSource;
 pub use server::{RateLimit, Server, Tls};
 pub use settings::Settings;
 pub use storage::{Database, Delivery, PostgresDatabase, Storage};
-pub use target::{HttpDestination, NatsDestination, Target, TargetKind};
+pub use target::{DeliveredBody, HttpDestination, NatsDestination, Target, TargetKind};
 pub use telemetry::{Otlp, Telemetry};
 
 /// A complete configuration with every field, its default and what it is

@@ -96,6 +96,7 @@ fn resolve(file: &mut ConfigFile, base: &Path, placeholders: &mut Vec<String>) {
             optional_absolute(&mut target.secret_file, base);
             optional_absolute(&mut target.ca_file, base);
             optional_absolute(&mut target.credentials_file, base);
+            optional_absolute(&mut target.transform, base);
         }
         if let Some(reconcile) = &mut endpoint.reconcile {
             let field = format!("endpoint[{e}].reconcile.api_key");

@@ -35,6 +35,11 @@ pub struct Target {
     /// `event_types` and `filter`: which events it gets.
     #[serde(flatten)]
     pub route: TargetRoute,
+    /// `transform`: a JavaScript file (resolved against the config file's
+    /// directory) reshaping each delivery (`crate::transform`).
+    pub transform: Option<PathBuf>,
+    /// `body`: how a form-encoded body is delivered.
+    pub body: DeliveredBody,
     /// Attempts before the delivery is dead.
     pub max_attempts: NonZeroU32,
     /// Oldest a delivery may get before it is dead.
@@ -180,6 +185,8 @@ impl Target {
             name: file.name,
             kind,
             route,
+            transform: file.transform.as_ref().map(|path| base_dir.join(path)),
+            body: file.body.unwrap_or_default(),
             max_attempts: non_zero_u32(file.max_attempts, &sub("max_attempts"))?,
             max_age: positive(file.max_age, &sub("max_age"))?,
             concurrency: non_zero_usize(file.concurrency, &sub("concurrency"))?,
@@ -415,6 +422,15 @@ pub struct TargetFile {
     /// true for this target to get the event (docs/delivery.md, "Routing").
     /// Absent: every event.
     pub filter: Option<String>,
+    /// A JavaScript file (relative to the config file) whose
+    /// `handler(webhook)` reshapes each delivery before it is sent, in
+    /// Svix's shape (docs/delivery.md, "Transformations"). Absent: the
+    /// stored body is sent as it is.
+    pub transform: Option<PathBuf>,
+    /// `"json"`: deliver a form-encoded body as JSON (`Content-Type:
+    /// application/json`, signed over the delivered bytes); the stored
+    /// body stays as received. Absent or `"as_received"`: as received.
+    pub body: Option<DeliveredBody>,
     /// `http`: the internal URL the raw body is POSTed to: `http://`, or
     /// `https://` (TLS, certificate and host name always verified).
     /// `nats`: the server, `nats://host:port`; several (one cluster)
@@ -529,6 +545,19 @@ impl TargetFile {
             ("password_file", self.password_file.is_some()),
         ]
     }
+}
+
+/// `target.body`: what a target receives of a form-encoded body.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveredBody {
+    /// The bytes as the provider sent them.
+    #[default]
+    AsReceived,
+    /// A form-encoded body as JSON: the JSON of its one field holding JSON
+    /// (GitHub's and Slack's `payload=`), or else an object of its fields
+    /// (`crate::form_body::as_json`). Other bodies are sent as received.
+    Json,
 }
 
 /// `target.kind`.

@@ -7,6 +7,7 @@
 use async_trait::async_trait;
 use hookinbox_store::{LeasedDelivery, StoredEvent};
 
+use super::reshape::RequestOverrides;
 use super::retry_policy::AttemptOutcome;
 
 /// Where a target's events go: an HTTP service (`http_target`), a
@@ -17,6 +18,21 @@ pub trait Destination: Send + Sync + std::fmt::Debug {
     /// One attempt at delivering `event`, leased as `lease`. Errors in the
     /// outcome are described without URLs, bodies or secrets.
     async fn attempt(&self, lease: &LeasedDelivery, event: StoredEvent) -> AttemptResult;
+
+    /// An attempt at `event` as a transform reshaped it: its payload and
+    /// `Content-Type` are what to send; `overrides` (method, URL, added
+    /// headers) are honoured by kinds that send HTTP requests and
+    /// ignored by the others, which have no such thing
+    /// (docs/delivery.md, "Transformations").
+    async fn attempt_with(
+        &self,
+        lease: &LeasedDelivery,
+        event: StoredEvent,
+        overrides: &RequestOverrides,
+    ) -> AttemptResult {
+        let _ = overrides;
+        self.attempt(lease, event).await
+    }
 }
 
 /// How one attempt ended, for the worker.

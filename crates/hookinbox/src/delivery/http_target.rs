@@ -9,6 +9,10 @@
 //! (`event-id, event-type`) naming the metadata that came from request values
 //! the provider's signature does not cover, when there is any.
 //!
+//! A target with a `transform` sends the body the script made (signed over
+//! those bytes), with the script's method (`POST` or `PUT`), URL (of the
+//! target's own scheme) and added headers (`super::reshape`).
+//!
 //! `http://` URLs go over plain TCP; `https://` URLs over TLS with the
 //! target's trust roots (see `tls.rs`), HTTP/1.1 either way.
 
@@ -22,6 +26,7 @@ use hyper::{Request, StatusCode, Uri};
 use secrecy::{ExposeSecret, SecretSlice};
 
 use super::destination::{AttemptResult, Destination};
+use super::reshape::RequestOverrides;
 use super::retry_policy::AttemptOutcome;
 use crate::clock;
 use crate::http_client::HttpClient;
@@ -74,9 +79,27 @@ impl HttpTarget {
         })
     }
 
-    /// One attempt, signed at `now_secs`. Errors are described without
-    /// URLs, bodies or secrets.
-    pub async fn send(&self, event: &StoredEvent, now_secs: i64) -> AttemptOutcome {
+    /// One attempt, signed at `now_secs`, with a transform's `overrides`.
+    /// Errors are described without URLs, bodies or secrets.
+    pub async fn send(
+        &self,
+        event: &StoredEvent,
+        overrides: &RequestOverrides,
+        now_secs: i64,
+    ) -> AttemptOutcome {
+        let url = match &overrides.url {
+            None => self.url.clone(),
+            Some(url) => match self.transformed_url(url) {
+                Some(url) => url,
+                None => {
+                    return AttemptOutcome::Permanent {
+                        error: "transform: the handler's url is not an absolute URL of the \
+                                target's scheme"
+                            .into(),
+                    }
+                }
+            },
+        };
         let body = event.payload.clone().unwrap_or_default();
         let signature = hookinbox_verify::providers::standard::sign_v1(
             self.signing_key.expose_secret(),
@@ -84,7 +107,9 @@ impl HttpTarget {
             now_secs,
             &body,
         );
-        let mut request = Request::post(self.url.clone())
+        let mut request = Request::builder()
+            .method(overrides.method.clone())
+            .uri(url)
             .header(
                 CONTENT_TYPE,
                 event
@@ -110,6 +135,9 @@ impl HttpTarget {
         }
         if let Some(value) = unsigned_header(&event.unsigned_metadata) {
             request = request.header("x-hookinbox-unsigned", value);
+        }
+        for (name, value) in &overrides.headers {
+            request = request.header(name, value);
         }
         // The attempt's span, so the service's own spans join the event's trace.
         for (name, value) in crate::traces::propagation_headers() {
@@ -154,10 +182,32 @@ impl HttpTarget {
     }
 }
 
+impl HttpTarget {
+    /// A URL a transform chose, if it can be sent by this target's client:
+    /// absolute, with a host, and of the configured URL's scheme (the
+    /// client speaks TLS for `https://` targets only).
+    fn transformed_url(&self, url: &str) -> Option<Uri> {
+        let url: Uri = url.parse().ok()?;
+        (url.host().is_some() && url.scheme_str() == self.url.scheme_str()).then_some(url)
+    }
+}
+
 #[async_trait]
 impl Destination for HttpTarget {
-    async fn attempt(&self, _lease: &LeasedDelivery, event: StoredEvent) -> AttemptResult {
-        self.send(&event, clock::unix_seconds()).await.into()
+    async fn attempt(&self, lease: &LeasedDelivery, event: StoredEvent) -> AttemptResult {
+        self.attempt_with(lease, event, &RequestOverrides::default())
+            .await
+    }
+
+    async fn attempt_with(
+        &self,
+        _lease: &LeasedDelivery,
+        event: StoredEvent,
+        overrides: &RequestOverrides,
+    ) -> AttemptResult {
+        self.send(&event, overrides, clock::unix_seconds())
+            .await
+            .into()
     }
 }
 

@@ -13,6 +13,7 @@ pub mod nats_target;
 pub mod rabbitmq_target;
 pub mod redis_stream_target;
 pub mod rescuer;
+pub mod reshape;
 pub mod retry_policy;
 pub mod settler;
 pub mod storage_faults;

@@ -18,8 +18,11 @@ pub enum AttemptOutcome {
         error: String,
         retry_after_ms: Option<i64>,
     },
-    /// Retrying cannot help (other 4xx): dead at once.
+    /// Retrying cannot help (other 4xx, a failed transform): dead at once.
     Permanent { error: String },
+    /// The target's transform answered `cancel: true`: nothing was sent,
+    /// and nothing is to be sent.
+    Cancelled,
 }
 
 /// The retry budget of a target.
@@ -52,6 +55,11 @@ impl RetryPolicy {
     ) -> Settlement {
         let (error, retry_after_ms) = match outcome {
             AttemptOutcome::Delivered => return Settlement::Delivered,
+            AttemptOutcome::Cancelled => {
+                return Settlement::Cancelled {
+                    note: "cancelled by the transform: nothing was sent".into(),
+                }
+            }
             AttemptOutcome::Permanent { error } => {
                 return Settlement::Dead {
                     error: format!("permanent: {error}"),

@@ -14,10 +14,12 @@ use super::mqtt_target::MqttTarget;
 use super::nats_target::NatsTarget;
 use super::rabbitmq_target::RabbitmqTarget;
 use super::redis_stream_target::RedisStreamTarget;
+use super::reshape::Reshape;
 use super::retry_policy::RetryPolicy;
 use crate::config::{self, ConfigError, HttpDestination, TargetKind};
 use crate::routing::TargetRoute;
 use crate::tls::client::TrustRoots;
+use crate::transform::{Limits, TransformScript};
 
 /// How events reach the target.
 #[derive(Debug)]
@@ -42,6 +44,8 @@ pub struct Target {
     pub concurrency: usize,
     /// Which events it gets (`event_types`, `filter`).
     pub route: TargetRoute,
+    /// What it is sent of each event (`transform`, `body`).
+    pub reshape: Reshape,
     /// How long a lease lasts; the worker heartbeats at a third of it.
     pub lease: Duration,
     /// Poked by the ingress after a commit, so idle workers start at once
@@ -99,10 +103,45 @@ impl Target {
             },
             concurrency: settings.concurrency.get(),
             route: settings.route.clone(),
+            reshape: reshape(endpoint_id, settings, field)?,
             lease,
             wakeup: Notify::new(),
         })
     }
+}
+
+/// `transform` (read and compiled once here, to refuse a script that
+/// cannot serve before the service starts) and `body`.
+fn reshape(
+    endpoint_id: &str,
+    settings: &config::Target,
+    field: &str,
+) -> Result<Reshape, ConfigError> {
+    let transform = match &settings.transform {
+        Some(path) => Some(Arc::new(
+            TransformScript::load(
+                path,
+                &format!("{endpoint_id}/{}", settings.name),
+                Limits::DEFAULT,
+            )
+            .map_err(|why| {
+                ConfigError::invalid(
+                    format!("{field}.transform"),
+                    format!("target `{}`: {why}", settings.name),
+                )
+            })?,
+        )),
+        None => None,
+    };
+    let url = match &settings.kind {
+        TargetKind::Http(destination) => destination.url.to_string(),
+        _ => String::new(),
+    };
+    Ok(Reshape {
+        transform,
+        body: settings.body,
+        url,
+    })
 }
 
 /// The HTTP client of an `http` target, signing with its secret.

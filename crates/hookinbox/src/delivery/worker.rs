@@ -26,6 +26,7 @@ use tokio::sync::{watch, Semaphore};
 
 use super::destination::{AttemptResult, Destination};
 use super::liveness::Heartbeat;
+use super::reshape::Reshaped;
 use super::retry_policy::storage_fault_retry_at;
 use super::retry_policy::AttemptOutcome;
 use super::settler;
@@ -197,7 +198,13 @@ async fn attempt(
             }
             .into();
         }
-        destination.attempt(&lease, event).await
+        match target.reshape.apply(event).await {
+            Reshaped::Send { event, overrides } => {
+                destination.attempt_with(&lease, *event, &overrides).await
+            }
+            Reshaped::Cancel => AttemptOutcome::Cancelled.into(),
+            Reshaped::Failed(error) => AttemptOutcome::Permanent { error }.into(),
+        }
     });
     // The heartbeats run beside the attempt, never instead of it: a handler
     // attempt on PostgreSQL holds the delivery's row lock in its open
@@ -240,6 +247,7 @@ async fn attempt(
         AttemptOutcome::Delivered => span.end("delivered", None),
         AttemptOutcome::Transient { error, .. } => span.end("transient", Some(error)),
         AttemptOutcome::Permanent { error } => span.end("permanent", Some(error)),
+        AttemptOutcome::Cancelled => span.end("cancelled", None),
     }
     if outcome == AttemptOutcome::Delivered {
         Failpoint::AfterTargetAcceptedBeforeSettle.hit();

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use cel::objects::{Key, Map};
 use cel::{Context, Value};
 
+use crate::form_body;
+
 /// The accepted event as routing reads it.
 #[derive(Debug, Clone, Copy)]
 pub struct RoutedEvent<'a> {
@@ -87,34 +89,20 @@ fn map(fields: HashMap<Key, Value>) -> Value {
 }
 
 /// The body as JSON, or as form fields (a field holding a JSON object or
-/// array, GitHub's and Slack's `payload=`, parsed); `None` for any other
-/// content type or a body that does not parse.
+/// array, GitHub's and Slack's `payload=`, parsed: `crate::form_body`);
+/// `None` for any other content type or a body that does not parse.
 fn body_value(content_type: Option<&str>, body: &[u8]) -> Option<Value> {
-    let media_type = content_type
-        .and_then(|value| value.split(';').next())
-        .map(|value| value.trim().to_ascii_lowercase())?;
-    if media_type == "application/x-www-form-urlencoded" {
-        let fields: HashMap<Key, Value> = form_urlencoded::parse(body)
-            .map(|(name, value)| (Key::String(Arc::new(name.into_owned())), form_field(&value)))
-            .collect();
-        return Some(map(fields));
+    if form_body::is_form(content_type) {
+        return Some(from_json(&serde_json::Value::Object(form_body::fields(
+            body,
+        ))));
     }
-    if media_type == "application/json" || media_type.ends_with("+json") {
+    if form_body::is_json(content_type) {
         return serde_json::from_slice::<serde_json::Value>(body)
             .ok()
             .map(|json| from_json(&json));
     }
     None
-}
-
-fn form_field(value: &str) -> Value {
-    let trimmed = value.trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        if let Ok(json) = serde_json::from_str::<serde_json::Value>(value) {
-            return from_json(&json);
-        }
-    }
-    text(value)
 }
 
 /// JSON as CEL values: whole numbers as `int` (so `amount > 1000` compares

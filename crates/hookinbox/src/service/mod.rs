@@ -261,7 +261,7 @@ impl Service {
             source,
         })?;
         // Before the announcement: from then on a SIGHUP reloads, never kills.
-        install_reload(tls.as_ref(), Some(keys))?;
+        install_reload(tls.as_ref(), Some(keys), &endpoints)?;
         let scheme = if tls.is_some() { "https" } else { "http" };
         if announce_on_stdout {
             startup_log::announce(&format!("{scheme}://{bound}"));
@@ -310,9 +310,9 @@ impl Service {
             &liveness,
             stopping,
         )?;
-        // `systemctl reload` must not stop the workers: nothing of theirs is
-        // reloadable yet, but a SIGHUP is answered, not fatal.
-        install_reload(None, None)?;
+        // `systemctl reload` must not stop the workers: it re-reads their
+        // targets' transforms.
+        install_reload(None, None, &endpoints)?;
         tracing::info!(
             message = "Delivering.",
             targets = endpoints.values().map(|e| e.targets.len()).sum::<usize>()
@@ -416,12 +416,24 @@ impl Drop for StopOnDrop {
     }
 }
 
-/// The SIGHUP handler, with what it reloads.
-fn install_reload(tls: Option<&TlsListener>, keys: Option<Arc<KeyReloader>>) -> Result<(), Error> {
+/// The SIGHUP handler, with what it reloads: the TLS certificate, the
+/// endpoints' keys and the targets' transforms.
+fn install_reload(
+    tls: Option<&TlsListener>,
+    keys: Option<Arc<KeyReloader>>,
+    endpoints: &Endpoints,
+) -> Result<(), Error> {
     let mut reloadables: Vec<Arc<dyn Reloadable>> =
         tls.map(TlsListener::certificate).into_iter().collect();
     if let Some(keys) = keys {
         reloadables.push(keys);
+    }
+    for endpoint in endpoints.values() {
+        for target in &endpoint.targets {
+            if let Some(script) = &target.reshape.transform {
+                reloadables.push(Arc::clone(script) as Arc<dyn Reloadable>);
+            }
+        }
     }
     reload::reload_on_sighup(reloadables).map_err(Error::Signal)
 }

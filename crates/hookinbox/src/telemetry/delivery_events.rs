@@ -33,6 +33,7 @@ impl DeliveryOutcome<'_> {
             Settlement::Delivered => "delivered",
             Settlement::Retry { .. } => "retry",
             Settlement::Dead { .. } => "dead",
+            Settlement::Cancelled { .. } => "cancelled",
             Settlement::Deferred { .. } => "deferred",
         };
         if let Settlement::Deferred { .. } = self.settlement {
@@ -75,6 +76,17 @@ impl DeliveryOutcome<'_> {
                 delivery = lease.delivery_id,
                 %error,
                 retry_in_ms = next_attempt_at_ms - self.now_ms
+            ),
+            Settlement::Cancelled { note } => tracing::info!(
+                message = "Delivery cancelled by the target's transform; nothing was sent.",
+                inbox_id = %lease.inbox_id,
+                endpoint = %lease.endpoint_id,
+                target = %lease.target,
+                outcome = %outcome,
+                attempt,
+                latency_ms,
+                delivery = lease.delivery_id,
+                %note
             ),
             Settlement::Dead { error } => tracing::warn!(
                 message = "Delivery dead after its retry budget.",

@@ -68,3 +68,4 @@ mod routing;
 mod secret_rules;
 mod segment_identity;
 mod send_command;
+mod transform;
