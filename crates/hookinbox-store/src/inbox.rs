@@ -2,6 +2,8 @@
 //! id) and, where that id is unsigned, per (endpoint, body fingerprint)
 //! within the provider's redelivery window.
 
+use std::collections::BTreeMap;
+
 use bytes::Bytes;
 use sha2::Digest;
 
@@ -128,6 +130,10 @@ pub struct NewEvent {
     /// `filter` did not take the event): recorded with it
     /// (`inbox.not_routed`), no delivery row.
     pub not_routed: Vec<String>,
+    /// Targets whose deliveries wait (their `delay`), in milliseconds: the
+    /// delivery row is first due that long after `received_at_ms`. A
+    /// target not here is due at once.
+    pub delays_ms: BTreeMap<String, i64>,
     /// Metadata taken from unsigned request values, stored with the row.
     pub unsigned_metadata: UnsignedMetadata,
     /// Set when the event id is not covered by the signature, to the
@@ -137,6 +143,15 @@ pub struct NewEvent {
     /// under another id. `None` when the id is signed: it alone says which
     /// event this is, and two ids with one body are two events.
     pub fingerprint_window_ms: Option<i64>,
+}
+
+impl NewEvent {
+    /// When the delivery row of `target` is first due (and its `max_age`
+    /// starts): at receipt, or its `delay` later.
+    pub fn first_due_ms(&self, target: &str) -> i64 {
+        let delay_ms = self.delays_ms.get(target).copied().unwrap_or(0);
+        self.received_at_ms.saturating_add(delay_ms)
+    }
 }
 
 /// A stored event as a delivery worker needs it.

@@ -7,7 +7,10 @@
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use crate::{EventDetail, EventFilter, EventPage, Overview, OverviewQuery, Stats, StoreError};
+use crate::{
+    EventDetail, EventFilter, EventPage, Overview, OverviewQuery, Stats, StoreError,
+    TargetGateView,
+};
 
 /// Reads for operators. Every implementation passes the same conformance
 /// tests (`tests/it/conformance.rs`).
@@ -44,4 +47,9 @@ pub trait StoreReads: Send + Sync + 'static {
 
     /// A cheap round trip: `Ok` when the database answers.
     async fn ping(&self) -> Result<(), StoreError>;
+
+    /// Every target with a gate row (paused once, rate-limited, or with a
+    /// breaker; see [`crate::target_gate`]), by endpoint and name. A target
+    /// without one is closed and not paused.
+    async fn target_gates(&self) -> Result<Vec<TargetGateView>, StoreError>;
 }

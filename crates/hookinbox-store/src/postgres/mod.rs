@@ -34,6 +34,7 @@ mod rewrap;
 #[cfg(test)]
 mod scan_plans_tests;
 mod schema;
+mod target_gates;
 mod tls;
 mod url;
 
@@ -465,6 +466,10 @@ impl Store for PostgresStore {
     }
 
     fn reconciliation(self: Arc<Self>) -> Option<Arc<dyn Reconciliation>> {
+        Some(self)
+    }
+
+    fn target_gates(self: Arc<Self>) -> Option<Arc<dyn crate::TargetGates>> {
         Some(self)
     }
 }

@@ -30,6 +30,7 @@ mod scan_plans_tests;
 mod schema;
 mod segment_numbers;
 mod stall_point;
+mod target_gates;
 mod wal_truncate;
 mod write_backoff;
 
@@ -715,6 +716,10 @@ impl Store for SqliteStore {
     }
 
     fn reconciliation(self: Arc<Self>) -> Option<Arc<dyn Reconciliation>> {
+        Some(self)
+    }
+
+    fn target_gates(self: Arc<Self>) -> Option<Arc<dyn crate::TargetGates>> {
         Some(self)
     }
 }

@@ -205,6 +205,7 @@ impl Admin {
             matched_secret_version: "v1".into(),
             targets,
             not_routed,
+            delays_ms: Default::default(),
             unsigned_metadata: UnsignedMetadata::default(),
             fingerprint_window_ms: None,
         };
@@ -225,6 +226,7 @@ impl Admin {
                 max: 100,
                 now_ms: i64::MAX / 2,
                 lease_ms: 60_000,
+                gate: Default::default(),
             })
             .await
             .unwrap();

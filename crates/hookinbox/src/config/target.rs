@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use crate::routing::{EventTypePatterns, TargetFilter, TargetRoute};
 
 use super::checks::{non_zero_u32, non_zero_usize, positive};
+use super::flow_control::{CircuitBreakerSettings, FlowControl, TargetRateLimit};
 use super::mqtt_destination::{mqtt_destination, MqttDestination, MqttProtocol};
 use super::nats_subject::SubjectTemplate;
 use super::rabbitmq_target::{rabbitmq_destination, RabbitmqDestination, RABBITMQ_FIELDS};
@@ -35,6 +36,9 @@ pub struct Target {
     /// `event_types` and `filter`: which events it gets.
     #[serde(flatten)]
     pub route: TargetRoute,
+    /// `delay`, `rate_limit` and `circuit_breaker`: when and how fast.
+    #[serde(flatten)]
+    pub flow: FlowControl,
     /// Attempts before the delivery is dead.
     pub max_attempts: NonZeroU32,
     /// Oldest a delivery may get before it is dead.
@@ -176,10 +180,12 @@ impl Target {
             }
         };
         let route = target_route(&file, field)?;
+        let flow = FlowControl::check(file.delay, file.rate_limit, file.circuit_breaker, field)?;
         Ok(Target {
             name: file.name,
             kind,
             route,
+            flow,
             max_attempts: non_zero_u32(file.max_attempts, &sub("max_attempts"))?,
             max_age: positive(file.max_age, &sub("max_age"))?,
             concurrency: non_zero_usize(file.concurrency, &sub("concurrency"))?,
@@ -415,6 +421,17 @@ pub struct TargetFile {
     /// true for this target to get the event (docs/delivery.md, "Routing").
     /// Absent: every event.
     pub filter: Option<String>,
+    /// Deliveries are first due this long after the event was accepted
+    /// (`"10m"`); ordered objects keep their order. Absent: at once.
+    #[serde(default, with = "humantime_serde::option")]
+    pub delay: Option<Duration>,
+    /// `{ per_second = 50, burst = 10 }`: at most this rate of attempts,
+    /// across every worker process. Absent: as fast as the target answers.
+    pub rate_limit: Option<TargetRateLimit>,
+    /// `{ failures = 5, open_for = "30s" }`: after that many consecutive
+    /// transient failures, no attempts for `open_for`, then one probe.
+    /// Absent: no breaker.
+    pub circuit_breaker: Option<CircuitBreakerSettings>,
     /// `http`: the internal URL the raw body is POSTed to: `http://`, or
     /// `https://` (TLS, certificate and host name always verified).
     /// `nats`: the server, `nats://host:port`; several (one cluster)

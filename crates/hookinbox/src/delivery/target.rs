@@ -15,7 +15,7 @@ use super::nats_target::NatsTarget;
 use super::rabbitmq_target::RabbitmqTarget;
 use super::redis_stream_target::RedisStreamTarget;
 use super::retry_policy::RetryPolicy;
-use crate::config::{self, ConfigError, HttpDestination, TargetKind};
+use crate::config::{self, ConfigError, FlowControl, HttpDestination, TargetKind};
 use crate::routing::TargetRoute;
 use crate::tls::client::TrustRoots;
 
@@ -42,6 +42,8 @@ pub struct Target {
     pub concurrency: usize,
     /// Which events it gets (`event_types`, `filter`).
     pub route: TargetRoute,
+    /// `delay`, `rate_limit`, `circuit_breaker`.
+    pub flow: FlowControl,
     /// How long a lease lasts; the worker heartbeats at a third of it.
     pub lease: Duration,
     /// Poked by the ingress after a commit, so idle workers start at once
@@ -99,6 +101,7 @@ impl Target {
             },
             concurrency: settings.concurrency.get(),
             route: settings.route.clone(),
+            flow: settings.flow.clone(),
             lease,
             wakeup: Notify::new(),
         })
