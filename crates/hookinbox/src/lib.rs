@@ -73,6 +73,7 @@ pub(crate) mod http_client;
 pub(crate) mod ingress;
 pub(crate) mod json_line;
 pub(crate) mod metrics_sampler;
+pub(crate) mod target_state_sampler;
 pub(crate) mod periodic;
 pub(crate) mod reconcile;
 pub(crate) mod reload;

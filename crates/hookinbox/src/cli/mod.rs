@@ -17,7 +17,9 @@ use crate::commands;
 use crate::commands::output::{error_line, is_stdout_closed, note_line, Stdout};
 use crate::telemetry::log_writer::{self, LogGuard};
 use crate::HandlerRegistry;
-pub(crate) use args::{Cli, Command, ConfigCommand, EventsCommand, KeysCommand, LogFormat};
+pub(crate) use args::{
+    Cli, Command, ConfigCommand, EventsCommand, KeysCommand, LogFormat, TargetsCommand,
+};
 
 /// The `hookinbox` program: parses the command line, logs to stderr
 /// (`--log-format`, `RUST_LOG`), runs the command, and returns its exit
@@ -89,6 +91,9 @@ fn run_command(command: Command, handlers: HandlerRegistry) -> anyhow::Result<bo
             query.as_deref(),
             &mut Stdout::lock(),
         ),
+        Command::Targets { command } => {
+            runtime()?.block_on(commands::targets::run(command, &mut Stdout::lock()))
+        }
         Command::Stats { config, json } => runtime()?
             .block_on(commands::stats::run(&config, json, &mut Stdout::lock()))
             .map(|()| true),

@@ -14,5 +14,6 @@ pub mod purge;
 pub mod reconcile;
 pub mod serve;
 pub mod stats;
+pub mod targets;
 pub mod verify;
 pub mod work;
