@@ -8,8 +8,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 
 use crate::{
-    EventDetail, EventFilter, EventPage, Overview, OverviewQuery, Stats, StoreError,
-    TargetGateView,
+    EventDetail, EventFilter, EventPage, Overview, OverviewQuery, Stats, StoreError, TargetGateView,
 };
 
 /// Reads for operators. Every implementation passes the same conformance

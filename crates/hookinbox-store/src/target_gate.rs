@@ -224,7 +224,13 @@ impl GateState {
 
     /// How many of `wanted` deliveries a lease at `now_ms` may take; a
     /// probe (half-open) holds the circuit for `lease_ms`.
-    pub fn admit(&self, policy: &GatePolicy, wanted: usize, now_ms: i64, lease_ms: i64) -> Admission {
+    pub fn admit(
+        &self,
+        policy: &GatePolicy,
+        wanted: usize,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> Admission {
         let mut after = self.clone();
         let mut max = wanted;
         if self.paused_at_ms.is_some() {

@@ -17,8 +17,12 @@ pub trait TargetGates: Send + Sync {
     /// Resumes a paused target, and moves its pending deliveries' age
     /// (`created_at_ms`) on by the time each spent paused, so `max_age`
     /// does not count the pause. `false` when it was not paused.
-    async fn resume(&self, endpoint_id: &str, target: &str, now_ms: i64)
-        -> Result<bool, StoreError>;
+    async fn resume(
+        &self,
+        endpoint_id: &str,
+        target: &str,
+        now_ms: i64,
+    ) -> Result<bool, StoreError>;
 
     /// Counts an attempt's outcome in the target's breaker; the circuit's
     /// transition when it moved.

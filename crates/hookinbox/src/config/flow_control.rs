@@ -15,7 +15,10 @@ use super::ConfigError;
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct FlowControl {
     /// Deliveries are first due this long after the event was accepted.
-    #[serde(with = "humantime_serde::option", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        with = "humantime_serde::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub delay: Option<Duration>,
     /// At most this rate of attempts, across every worker process.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -92,9 +95,9 @@ impl FlowControl {
         GatePolicy {
             rate_limit: self.rate_limit.map(|limit| RateLimit {
                 per_second: limit.per_second,
-                burst: limit
-                    .burst
-                    .unwrap_or_else(|| limit.per_second.ceil().clamp(1.0, f64::from(u32::MAX)) as u32),
+                burst: limit.burst.unwrap_or_else(|| {
+                    limit.per_second.ceil().clamp(1.0, f64::from(u32::MAX)) as u32
+                }),
             }),
             circuit_breaker: self.circuit_breaker.map(|breaker| CircuitBreaker {
                 failures: breaker.failures,

@@ -39,7 +39,10 @@ pub struct TargetStates {
 impl TargetStates {
     /// Reads the gate rows and lays them over the configured targets (a
     /// gate row of a target no longer configured is left out).
-    pub async fn read(config: &Settings, reads: &dyn StoreReads) -> Result<TargetStates, StoreError> {
+    pub async fn read(
+        config: &Settings,
+        reads: &dyn StoreReads,
+    ) -> Result<TargetStates, StoreError> {
         TargetStates::read_for(&configured_targets(config), reads).await
     }
 
@@ -69,7 +72,9 @@ impl TargetStates {
                     paused_at_ms: gate.paused_at_ms,
                     circuit: circuit_name(gate.circuit),
                     failures: gate.failures,
-                    open_until_ms: gate.open_until_ms.filter(|_| gate.circuit != CircuitState::Closed),
+                    open_until_ms: gate
+                        .open_until_ms
+                        .filter(|_| gate.circuit != CircuitState::Closed),
                     gauge: state.gauge_value(),
                 }
             })
@@ -79,7 +84,11 @@ impl TargetStates {
 
     /// One line per target.
     pub fn write_table(&self, out: &mut impl Write) -> std::io::Result<()> {
-        writeln!(out, "{:<24} {:<24} {:<10} {:>8}", "ENDPOINT", "TARGET", "STATE", "FAILURES")?;
+        writeln!(
+            out,
+            "{:<24} {:<24} {:<10} {:>8}",
+            "ENDPOINT", "TARGET", "STATE", "FAILURES"
+        )?;
         for row in &self.rows {
             writeln!(
                 out,

@@ -18,8 +18,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hookinbox_store::{
-    AttemptVerdict, LeaseParams, LeasedDelivery, LeasedEvent, SettleRequest, Settlement, Store, StoreError,
-    StoredEvent,
+    AttemptVerdict, LeaseParams, LeasedDelivery, LeasedEvent, SettleRequest, Settlement, Store,
+    StoreError, StoredEvent,
 };
 use rand::Rng;
 use tokio::sync::{watch, Semaphore};
