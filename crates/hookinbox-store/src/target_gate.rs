@@ -258,7 +258,10 @@ impl GateState {
                 _ => burst,
             };
             after.tokens = Some(tokens);
-            after.tokens_at_ms = Some(now_ms);
+            // Never back in time: a lease that read its clock before it
+            // waited for another process's lease (which refilled up to a
+            // later `now`) must not refill those milliseconds again.
+            after.tokens_at_ms = Some(self.tokens_at_ms.map_or(now_ms, |at| at.max(now_ms)));
             max = max.min(tokens.floor() as usize);
         }
         Admission {
@@ -427,6 +430,16 @@ mod tests {
         assert_eq!(spent.admit(&policy, 64, 100, 100).max, 5);
         // An hour later: still only the burst.
         assert_eq!(spent.admit(&policy, 64, 3_600_000, 100).max, 10);
+        // A lease whose clock is behind the last refill refills nothing,
+        // and leaves the refill time where it was.
+        let late = spent
+            .admit(&policy, 64, 100, 100)
+            .settle(5)
+            .expect("taken")
+            .0;
+        let behind = late.admit(&policy, 64, 60, 100);
+        assert_eq!(behind.max, 0);
+        assert_eq!(behind.settle(0), None);
         // Taking fewer than admitted spends only those.
         let (three_taken, _) = fresh.admit(&policy, 64, 0, 100).settle(3).expect("taken");
         assert_eq!(three_taken.tokens, Some(7.0));

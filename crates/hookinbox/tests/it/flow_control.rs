@@ -47,6 +47,7 @@ rescue_interval = "200ms"
 "#,
         )
         .extra("[admin]\nlisten = \"127.0.0.1:0\"\n")
+        .extra("[metrics]\nsample_interval = \"100ms\"\n")
         .endpoint(
             "ordered",
             "lab",
@@ -391,21 +392,23 @@ async fn a_rate_limit_holds_across_two_worker_processes_on_postgres() {
     );
     let at: Vec<Instant> = sink.received().iter().map(|r| r.at).collect();
     let window = at[at.len() - 1].duration_since(at[0]).as_secs_f64();
+    // Tokens are taken when a lease commits and counted here when the
+    // request arrives: SPREAD more for the few milliseconds between the two.
+    const SPREAD: f64 = 3.0;
     assert!(
-        (at.len() as f64) <= PER_SECOND * window + BURST as f64,
+        (at.len() as f64) <= PER_SECOND * window + BURST as f64 + SPREAD,
         "{} requests in {window:.2} s",
         at.len()
     );
-    // Any one second holds at most a second's tokens and the burst; 3 more
-    // for the spread between a lease taking its tokens and the request
-    // reaching the sink.
+    // Any one second holds at most a second's tokens and the burst, and
+    // the spread.
     for (i, start) in at.iter().enumerate() {
         let in_second = at[i..]
             .iter()
             .take_while(|t| t.duration_since(*start) < Duration::from_secs(1))
             .count();
         assert!(
-            in_second <= PER_SECOND as usize + BURST + 3,
+            in_second as f64 <= PER_SECOND + BURST as f64 + SPREAD,
             "{in_second} requests within one second"
         );
     }
