@@ -150,6 +150,7 @@ fn payload_log_bytes(bodies: &[Vec<u8>]) -> anyhow::Result<u64> {
                     matched_secret_version: "1".into(),
                     targets: vec![],
                     not_routed: Vec::new(),
+                    delays_ms: Default::default(),
                     unsigned_metadata: UnsignedMetadata::default(),
                     fingerprint_window_ms: None,
                     trace_parent: None,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::{
     AnyReader, Maintenance, PostgresStore, Reconciliation, SqliteStore, Store, StoreError,
-    StoreReads,
+    StoreReads, TargetGates,
 };
 
 /// An opened store (see [`crate::open`]).
@@ -50,6 +50,15 @@ impl AnyStore {
         match self {
             AnyStore::Sqlite(store) => AnyReader::Sqlite(store.reader().as_ref().clone()),
             AnyStore::Postgres(store) => AnyReader::Postgres(store.reader().clone()),
+        }
+    }
+
+    /// Pause, resume and the circuit breaker's state (see
+    /// [`TargetGates`]), which both backends have.
+    pub fn target_gates(&self) -> Arc<dyn TargetGates> {
+        match self {
+            AnyStore::Sqlite(store) => Arc::clone(store) as Arc<dyn TargetGates>,
+            AnyStore::Postgres(store) => Arc::clone(store) as Arc<dyn TargetGates>,
         }
     }
 

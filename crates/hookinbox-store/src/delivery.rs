@@ -55,6 +55,9 @@ pub struct LeaseParams {
     pub max: usize,
     pub now_ms: i64,
     pub lease_ms: i64,
+    /// The target's rate limit and circuit breaker: how many the lease may
+    /// take (a pause is honoured whatever this says; see `target_gate`).
+    pub gate: crate::GatePolicy,
 }
 
 /// A delivery this worker now holds. `inbox_id` is the idempotency key.

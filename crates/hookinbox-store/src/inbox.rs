@@ -2,6 +2,8 @@
 //! id) and, where that id is unsigned, per (endpoint, body fingerprint)
 //! within the provider's redelivery window.
 
+use std::collections::BTreeMap;
+
 use bytes::Bytes;
 use sha2::Digest;
 
@@ -128,6 +130,10 @@ pub struct NewEvent {
     /// `filter` did not take the event): recorded with it
     /// (`inbox.not_routed`), no delivery row.
     pub not_routed: Vec<String>,
+    /// Targets whose deliveries wait (their `delay`), in milliseconds: the
+    /// delivery row is first due that long after `received_at_ms`. A
+    /// target not here is due at once.
+    pub delays_ms: BTreeMap<String, i64>,
     /// Metadata taken from unsigned request values, stored with the row.
     pub unsigned_metadata: UnsignedMetadata,
     /// Set when the event id is not covered by the signature, to the
@@ -141,6 +147,15 @@ pub struct NewEvent {
     /// (`inbox.trace_parent`): the ingress span when tracing is on, else
     /// the provider's own when it sent one; `None`: no trace.
     pub trace_parent: Option<String>,
+}
+
+impl NewEvent {
+    /// When the delivery row of `target` is first due (and its `max_age`
+    /// starts): at receipt, or its `delay` later.
+    pub fn first_due_ms(&self, target: &str) -> i64 {
+        let delay_ms = self.delays_ms.get(target).copied().unwrap_or(0);
+        self.received_at_ms.saturating_add(delay_ms)
+    }
 }
 
 /// A stored event as a delivery worker needs it.

@@ -52,6 +52,8 @@ pub mod store;
 mod store_options;
 pub mod store_reads;
 mod stored_body;
+pub mod target_gate;
+mod target_gates;
 
 pub use any_reader::AnyReader;
 pub use any_store::AnyStore;
@@ -88,6 +90,11 @@ pub use storage_url::StorageUrl;
 pub use store::Store;
 pub use store_options::StoreOptions;
 pub use store_reads::StoreReads;
+pub use target_gate::{
+    AttemptVerdict, CircuitBreaker, CircuitState, CircuitTransition, GatePolicy, GateState,
+    RateLimit, TargetGateView, TargetState,
+};
+pub use target_gates::TargetGates;
 
 /// The backend crates whose types a library handler receives (its open
 /// transaction), re-exported so an embedder uses the same versions.

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::{
     AcceptOutcome, BacklogCounts, DeliveryWakeups, LeaseParams, LeasedDelivery, LeasedEvent,
     NewEvent, Reconciliation, ReplaySelector, SettleRequest, Settlement, Stats, StoreError,
-    StoredEvent,
+    StoredEvent, TargetGates,
 };
 
 /// Durable storage of the inbox and its outbox. Every implementation passes
@@ -129,6 +129,15 @@ pub trait Store: Send + Sync + 'static {
     /// when this store has it. Both backends do; the default, for a store
     /// that does not, is `None`.
     fn reconciliation(self: Arc<Self>) -> Option<Arc<dyn Reconciliation>> {
+        let _ = self;
+        None
+    }
+
+    /// Pause, resume and the circuit breaker's counts (see
+    /// [`TargetGates`]), when this store has them. Both backends do; the
+    /// default, for a store that does not, is `None`, and then its leases
+    /// honour no gate.
+    fn target_gates(self: Arc<Self>) -> Option<Arc<dyn TargetGates>> {
         let _ = self;
         None
     }

@@ -9,7 +9,7 @@ use bytes::Bytes;
 
 use crate::{
     EventDetail, EventFilter, EventPage, Overview, OverviewQuery, Stats, StoreError, StreamCursor,
-    StreamedEvent,
+    StreamedEvent, TargetGateView,
 };
 
 /// Reads for operators. Every implementation passes the same conformance
@@ -65,4 +65,9 @@ pub trait StoreReads: Send + Sync + 'static {
 
     /// A cheap round trip: `Ok` when the database answers.
     async fn ping(&self) -> Result<(), StoreError>;
+
+    /// Every target with a gate row (paused once, rate-limited, or with a
+    /// breaker; see [`crate::target_gate`]), by endpoint and name. A target
+    /// without one is closed and not paused.
+    async fn target_gates(&self) -> Result<Vec<TargetGateView>, StoreError>;
 }

@@ -40,6 +40,7 @@ pub fn lab_stored_event(event_id: &str, body: &[u8], received_at_ms: i64) -> New
         matched_secret_version: "v1".to_owned(),
         targets: Vec::new(),
         not_routed: Vec::new(),
+        delays_ms: Default::default(),
         unsigned_metadata: UnsignedMetadata::default(),
         fingerprint_window_ms: None,
         trace_parent: None,

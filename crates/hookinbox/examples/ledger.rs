@@ -240,6 +240,7 @@ async fn accept(app: &App, headers: &HeaderMap, body: Bytes) -> Result<bool, Ref
         matched_secret_version: verified.matched_secret_version().to_owned(),
         targets: Vec::new(),
         not_routed: Vec::new(),
+        delays_ms: Default::default(),
         // `lab` signs its event id: the id alone tells two events apart.
         unsigned_metadata: UnsignedMetadata::default(),
         fingerprint_window_ms: None,

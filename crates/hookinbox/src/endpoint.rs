@@ -3,7 +3,7 @@
 //! verifier can change afterwards: a key reload ([`crate::secrets::key_reload`])
 //! swaps it whole, with the key ring read from the new secret versions.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -227,6 +227,15 @@ impl Endpoint {
             self.targets.iter().map(|t| (t.name.as_str(), &t.route)),
             event,
         )
+    }
+
+    /// The `delay` of each target that has one, in milliseconds: when a
+    /// new event's delivery rows are first due (`NewEvent::delays_ms`).
+    pub fn target_delays_ms(&self) -> BTreeMap<String, i64> {
+        self.targets
+            .iter()
+            .filter_map(|t| Some((t.name.clone(), t.flow.delay_ms()?)))
+            .collect()
     }
 
     /// The names of the endpoint's delivery targets (one delivery row each per event).

@@ -85,6 +85,7 @@ pub(crate) mod secrets;
 pub(crate) mod server;
 mod service;
 pub(crate) mod storage;
+pub(crate) mod target_state_sampler;
 pub(crate) mod telemetry;
 pub(crate) mod tls;
 pub(crate) mod traces;

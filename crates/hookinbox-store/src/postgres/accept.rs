@@ -517,7 +517,7 @@ impl<'a> DeliveryColumns<'a> {
                 columns.inbox_ids.push(&prepared.id);
                 columns.endpoints.push(&event.endpoint_id);
                 columns.targets.push(target);
-                columns.due_ms.push(event.received_at_ms);
+                columns.due_ms.push(event.first_due_ms(target));
                 columns.ordering_keys.push(ordering_key);
                 columns.object_versions.push(object_version);
             }

@@ -35,6 +35,7 @@ mod rewrap;
 mod scan_plans_tests;
 mod schema;
 mod stream;
+mod target_gates;
 mod tls;
 mod url;
 
@@ -466,6 +467,10 @@ impl Store for PostgresStore {
     }
 
     fn reconciliation(self: Arc<Self>) -> Option<Arc<dyn Reconciliation>> {
+        Some(self)
+    }
+
+    fn target_gates(self: Arc<Self>) -> Option<Arc<dyn crate::TargetGates>> {
         Some(self)
     }
 }

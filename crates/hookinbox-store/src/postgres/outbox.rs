@@ -69,16 +69,21 @@ use super::db_error::PgError;
 use super::first_column::first_column;
 use super::listen::NOTIFY;
 use super::reader::stored_event_columns;
+use super::target_gates;
 use crate::{LeaseParams, LeasedDelivery, ReplayRoute, ReplaySelector, SettleRequest, Settlement};
 
 /// Due, pending deliveries of one target that may go now, by the snapshot:
 /// unordered ones, and for an ordered object only the lowest pending
 /// version while no other delivery of it is in flight. Rows another worker
-/// is leasing right now are skipped.
+/// is leasing right now are skipped. None of a paused target: the pause
+/// test does not depend on `d`, so it is planned as a one-time filter
+/// and a paused target's rows are not read at all.
 pub(super) const SELECT_DUE: &str = "
     SELECT d.id, d.inbox_id, d.attempts, d.created_at_ms, d.ordering_key, d.object_version
     FROM delivery d
     WHERE d.endpoint_id = $1 AND d.target = $2 AND d.status = 'PENDING' AND d.next_attempt_at_ms <= $3
+      AND NOT EXISTS (SELECT 1 FROM target_gate g
+                      WHERE g.endpoint_id = $1 AND g.target = $2 AND g.paused_at_ms IS NOT NULL)
       AND (d.ordering_key IS NULL OR NOT EXISTS (
             SELECT 1 FROM delivery o
             WHERE o.endpoint_id = d.endpoint_id AND o.target = d.target
@@ -162,33 +167,62 @@ impl DueRow {
     }
 }
 
-/// Leases up to `params.max` due deliveries. Ordered deliveries whose
-/// version is not newer than the last one delivered are settled as
-/// SKIPPED_STALE on the way and not returned.
+/// Leases up to `params.max` due deliveries, as many as the target's gate
+/// admits (none while it is paused or its circuit open, no more than its
+/// tokens; `crate::target_gate`), and writes what the lease took from the
+/// gate in the same transaction. Ordered deliveries whose version is not
+/// newer than the last one delivered are settled as SKIPPED_STALE on the
+/// way and not returned.
 pub(crate) async fn lease(
     tx: &Transaction<'_>,
     schema: &str,
     params: &LeaseParams,
 ) -> Result<Vec<Leased>, PgError> {
+    let wanted = i64::try_from(params.max).unwrap_or(i64::MAX);
+    // The gate, the first look for due rows and the commit's durability
+    // (unflushed unless an ordered row is written, module doc) in one round
+    // trip: the look is wasted (its row locks released at once) when the
+    // gate admits nothing, which costs less than a round trip more per lease.
+    let (gate, mut candidates, ()) = tokio::try_join!(
+        target_gates::read_for_lease(tx, &params.endpoint_id, &params.target, &params.gate),
+        select_due(tx, params, wanted),
+        set_commit_durability(tx, CommitDurability::Unflushed)
+    )?;
+    let admission = gate.admit(&params.gate, params.max, params.now_ms, params.lease_ms);
+    if admission.max == 0 {
+        return Ok(Vec::new());
+    }
+    candidates.truncate(admission.max);
+    let leased = lease_candidates(tx, schema, params, admission.max, candidates).await?;
+    if let Some((state, transition)) = admission.settle(leased.len()) {
+        target_gates::write(tx, &params.endpoint_id, &params.target, &state).await?;
+        if let Some(transition) = transition {
+            transition.log(&params.endpoint_id, &params.target);
+        }
+    }
+    Ok(leased)
+}
+
+/// Leases up to `max` deliveries, starting from the first look's
+/// `candidates` (see [`lease`]).
+async fn lease_candidates(
+    tx: &Transaction<'_>,
+    schema: &str,
+    params: &LeaseParams,
+    max: usize,
+    first_candidates: Vec<DueRow>,
+) -> Result<Vec<Leased>, PgError> {
     let mut leased = Vec::new();
     let lease_until_ms = params.now_ms + params.lease_ms;
     // Stale skips free the object for its next version, so look again until
     // a round skips nothing (bounded: each round settles at least one row).
-    let mut first_round = true;
+    let mut first_candidates = Some(first_candidates);
     let mut flushed = false;
     loop {
-        let wanted = i64::try_from(params.max - leased.len()).unwrap_or(i64::MAX);
-        let candidates = if first_round {
-            first_round = false;
-            // Unflushed unless an ordered row is written (module doc),
-            // set in the same round trip as the first look.
-            let (candidates, ()) = tokio::try_join!(
-                select_due(tx, params, wanted),
-                set_commit_durability(tx, CommitDurability::Unflushed)
-            )?;
-            candidates
-        } else {
-            select_due(tx, params, wanted).await?
+        let wanted = i64::try_from(max - leased.len()).unwrap_or(i64::MAX);
+        let candidates = match first_candidates.take() {
+            Some(candidates) => candidates,
+            None => select_due(tx, params, wanted).await?,
         };
         if candidates.is_empty() {
             return Ok(leased);
@@ -255,7 +289,7 @@ pub(crate) async fn lease(
             }
         }
 
-        if stale.is_empty() || leased.len() >= params.max {
+        if stale.is_empty() || leased.len() >= max {
             return Ok(leased);
         }
         let statement = tx

@@ -311,6 +311,11 @@ impl StoreReads for PostgresReader {
         Ok(self.row_counts().await?)
     }
 
+    async fn target_gates(&self) -> Result<Vec<crate::TargetGateView>, StoreError> {
+        let client = self.pool.get().await.map_err(PgError::from)?;
+        Ok(super::target_gates::list(&client).await?)
+    }
+
     async fn overview(&self, query: &OverviewQuery) -> Result<Overview, StoreError> {
         let client = self.pool.get().await.map_err(PgError::from)?;
         Ok(super::overview::overview(&client, query).await?)

@@ -214,6 +214,12 @@ async fn retention_and_rewrap_candidates_come_from_indexes() {
     .await;
     assert_indexed("the lease's look for due rows", &due, "delivery_due");
     assert!(!due.contains("Sort"), "the lease sorts the backlog:\n{due}");
+    // A paused target's rows are not read: the pause is a one-time filter
+    // above the scan (see `target_gates`).
+    assert!(
+        due.contains("One-Time Filter"),
+        "the pause is tested per row:\n{due}"
+    );
 
     // The check can fail: the settlement with its status compared as a
     // constant takes the partial index of LEASED rows.

@@ -222,6 +222,23 @@ pub(super) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE inbox ADD COLUMN trace_parent text;
     "#,
+    // (#21, flow control): a target's pause, circuit and token bucket, one
+    // row per target that has any (see `target_gate`); read by primary key
+    // in each lease (locked when it has tokens or a circuit to write), so a
+    // paused or open target's deliveries are never scanned.
+    r#"
+    CREATE TABLE target_gate (
+        endpoint_id   text NOT NULL,
+        target        text NOT NULL,
+        paused_at_ms  bigint,                       -- NULL: not paused
+        circuit       text NOT NULL DEFAULT 'CLOSED', -- CLOSED, OPEN, HALF_OPEN
+        failures      integer NOT NULL DEFAULT 0,   -- consecutive transient failures
+        open_until_ms bigint,                       -- OPEN: probe time; HALF_OPEN: probe lease end
+        tokens        double precision,             -- NULL: a full bucket
+        tokens_at_ms  bigint,
+        PRIMARY KEY (endpoint_id, target)
+    );
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -140,7 +140,7 @@ pub(crate) fn accept(
             id,
             event.endpoint_id,
             target,
-            event.received_at_ms,
+            event.first_due_ms(target),
             ordering_key,
             object_version
         ])?;

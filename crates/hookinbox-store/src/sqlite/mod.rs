@@ -31,6 +31,7 @@ mod schema;
 mod segment_numbers;
 mod stall_point;
 mod stream;
+mod target_gates;
 mod wal_truncate;
 mod write_backoff;
 
@@ -716,6 +717,10 @@ impl Store for SqliteStore {
     }
 
     fn reconciliation(self: Arc<Self>) -> Option<Arc<dyn Reconciliation>> {
+        Some(self)
+    }
+
+    fn target_gates(self: Arc<Self>) -> Option<Arc<dyn crate::TargetGates>> {
         Some(self)
     }
 }

@@ -5,6 +5,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::target_gates;
 use crate::{LeaseParams, LeasedDelivery, ReplayRoute, ReplaySelector, Settlement};
 
 /// Due, pending deliveries of one target that may go now: unordered ones,
@@ -43,12 +44,35 @@ struct DueRow {
 const LAST_DELIVERED_VERSION: &str =
     "SELECT last_version FROM object_version WHERE endpoint_id = ?1 AND target = ?2 AND object_id = ?3";
 
-/// Leases up to `params.max` due deliveries. Ordered deliveries whose
-/// version is not newer than the last one delivered are settled as
-/// SKIPPED_STALE on the way and not returned.
+/// Leases up to `params.max` due deliveries, as many as the target's gate
+/// admits (none while it is paused or its circuit open, no more than its
+/// tokens; `crate::target_gate`), and writes what the lease took from the
+/// gate. Ordered deliveries whose version is not newer than the last one
+/// delivered are settled as SKIPPED_STALE on the way and not returned.
 pub(crate) fn lease(
     conn: &Connection,
     params: &LeaseParams,
+) -> Result<Vec<LeasedDelivery>, rusqlite::Error> {
+    let gate = target_gates::read(conn, &params.endpoint_id, &params.target)?;
+    let admission = gate.admit(&params.gate, params.max, params.now_ms, params.lease_ms);
+    if admission.max == 0 {
+        return Ok(Vec::new());
+    }
+    let leased = lease_up_to(conn, params, admission.max)?;
+    if let Some((state, transition)) = admission.settle(leased.len()) {
+        target_gates::write(conn, &params.endpoint_id, &params.target, &state)?;
+        if let Some(transition) = transition {
+            transition.log(&params.endpoint_id, &params.target);
+        }
+    }
+    Ok(leased)
+}
+
+/// Leases up to `max` due deliveries (see [`lease`]).
+fn lease_up_to(
+    conn: &Connection,
+    params: &LeaseParams,
+    max: usize,
 ) -> Result<Vec<LeasedDelivery>, rusqlite::Error> {
     let mut leased = Vec::new();
     // Stale skips free the object for its next version, so look again until
@@ -69,7 +93,7 @@ pub(crate) fn lease(
                     })
                 },
             )?
-            .take(params.max - leased.len())
+            .take(max - leased.len())
             .collect::<Result<_, _>>()?;
         let mut skipped = false;
         for DueRow {
@@ -121,7 +145,7 @@ pub(crate) fn lease(
                 });
             }
         }
-        if !skipped || leased.len() >= params.max {
+        if !skipped || leased.len() >= max {
             return Ok(leased);
         }
     }

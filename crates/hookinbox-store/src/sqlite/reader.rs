@@ -577,6 +577,11 @@ impl StoreReads for SqliteReader {
         self.blocking(|reader| reader.stats()).await
     }
 
+    async fn target_gates(&self) -> Result<Vec<crate::TargetGateView>, StoreError> {
+        self.blocking(|reader| reader.with_conn(super::target_gates::list))
+            .await
+    }
+
     async fn overview(&self, query: &OverviewQuery) -> Result<Overview, StoreError> {
         let query = query.clone();
         self.blocking(move |reader| reader.overview(&query)).await

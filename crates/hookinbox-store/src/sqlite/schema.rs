@@ -213,6 +213,23 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE inbox ADD COLUMN trace_parent TEXT;
     "#,
+    // (#21, flow control): a target's pause, circuit and token bucket, one
+    // row per target that has any (see `target_gate`); read by primary key
+    // in each lease, so a paused or open target's deliveries are never
+    // scanned.
+    r#"
+    CREATE TABLE target_gate (
+        endpoint_id   TEXT NOT NULL,
+        target        TEXT NOT NULL,
+        paused_at_ms  INTEGER,                      -- NULL: not paused
+        circuit       TEXT NOT NULL DEFAULT 'CLOSED', -- CLOSED, OPEN, HALF_OPEN
+        failures      INTEGER NOT NULL DEFAULT 0,   -- consecutive transient failures
+        open_until_ms INTEGER,                      -- OPEN: probe time; HALF_OPEN: probe lease end
+        tokens        REAL,                         -- NULL: a full bucket
+        tokens_at_ms  INTEGER,
+        PRIMARY KEY (endpoint_id, target)
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 /// The schema version this build writes.

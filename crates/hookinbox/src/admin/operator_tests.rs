@@ -203,6 +203,7 @@ impl Admin {
                 max: 100,
                 now_ms: i64::MAX / 2,
                 lease_ms: 60_000,
+                gate: Default::default(),
             })
             .await
             .unwrap();
@@ -783,6 +784,7 @@ fn routed_event(event_id: &str, event_type: &str, received_at_ms: i64, routed: b
         not_routed,
         unsigned_metadata: UnsignedMetadata::default(),
         fingerprint_window_ms: None,
+        delays_ms: Default::default(),
         trace_parent: None,
     }
 }

@@ -224,6 +224,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Pause, resume and list delivery targets (their pause and circuit
+    /// breaker state is in the database, so every process honours it).
+    Targets {
+        #[command(subcommand)]
+        command: TargetsCommand,
+    },
     /// Inbox counts by status and endpoint.
     Stats {
         /// The configuration file (TOML); relative paths in it are taken from
@@ -289,6 +295,37 @@ pub enum KeysCommand {
         #[arg(long)]
         admin: Option<std::net::SocketAddr>,
         /// Print JSON instead of a summary.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TargetsCommand {
+    /// Stop delivering to a target: its deliveries wait, no attempt is
+    /// made and `max_age` does not count while it is paused.
+    Pause {
+        /// The configuration file (TOML).
+        #[arg(long)]
+        config: PathBuf,
+        /// `ENDPOINT/TARGET`.
+        target: String,
+    },
+    /// Deliver to a paused target again; its waiting deliveries drain in
+    /// order.
+    Resume {
+        /// The configuration file (TOML).
+        #[arg(long)]
+        config: PathBuf,
+        /// `ENDPOINT/TARGET`.
+        target: String,
+    },
+    /// Every configured target and its state: closed, open, half_open or paused.
+    List {
+        /// The configuration file (TOML).
+        #[arg(long)]
+        config: PathBuf,
+        /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
     },

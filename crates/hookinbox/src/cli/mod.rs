@@ -18,7 +18,8 @@ use crate::commands::output::{error_line, is_stdout_closed, note_line, Stdout};
 use crate::telemetry::log_writer::{self, LogGuard};
 use crate::HandlerRegistry;
 pub(crate) use args::{
-    Cli, Command, ConfigCommand, EventsCommand, KeysCommand, LogFormat, TransformCommand,
+    Cli, Command, ConfigCommand, EventsCommand, KeysCommand, LogFormat, TargetsCommand,
+    TransformCommand,
 };
 
 /// The `hookinbox` program: parses the command line, logs to stderr
@@ -116,6 +117,9 @@ fn run_command(command: Command, handlers: HandlerRegistry) -> anyhow::Result<bo
                 url,
             };
             runtime()?.block_on(commands::send::run(args, &mut Stdout::lock()))
+        }
+        Command::Targets { command } => {
+            runtime()?.block_on(commands::targets::run(command, &mut Stdout::lock()))
         }
         Command::Stats { config, json } => runtime()?
             .block_on(commands::stats::run(&config, json, &mut Stdout::lock()))

@@ -15,6 +15,7 @@ pub mod reconcile;
 pub mod send;
 pub mod serve;
 pub mod stats;
+pub mod targets;
 pub mod transform;
 pub mod verify;
 pub mod work;

@@ -54,6 +54,11 @@ fn tables() -> Vec<(&'static str, BTreeSet<String>)> {
         ("endpoint.generic_hmac", fields_of::<GenericHmacFile>()),
         ("endpoint.secret", fields_of::<SecretFile>()),
         ("endpoint.target", fields_of::<TargetFile>()),
+        ("endpoint.target.rate_limit", fields_of::<TargetRateLimit>()),
+        (
+            "endpoint.target.circuit_breaker",
+            fields_of::<CircuitBreakerSettings>(),
+        ),
         ("endpoint.reconcile", fields_of::<EndpointReconcileFile>()),
     ]
 }

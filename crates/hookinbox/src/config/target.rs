@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use crate::routing::{EventTypePatterns, TargetFilter, TargetRoute};
 
 use super::checks::{non_zero_u32, non_zero_usize, positive};
+use super::flow_control::{CircuitBreakerSettings, FlowControl, TargetRateLimit};
 use super::mqtt_destination::{mqtt_destination, MqttDestination, MqttProtocol};
 use super::nats_subject::SubjectTemplate;
 use super::rabbitmq_target::{rabbitmq_destination, RabbitmqDestination, RABBITMQ_FIELDS};
@@ -40,6 +41,9 @@ pub struct Target {
     pub transform: Option<PathBuf>,
     /// `body`: how a form-encoded body is delivered.
     pub body: DeliveredBody,
+    /// `delay`, `rate_limit` and `circuit_breaker`: when and how fast.
+    #[serde(flatten)]
+    pub flow: FlowControl,
     /// Attempts before the delivery is dead.
     pub max_attempts: NonZeroU32,
     /// Oldest a delivery may get before it is dead.
@@ -181,12 +185,14 @@ impl Target {
             }
         };
         let route = target_route(&file, field)?;
+        let flow = FlowControl::check(file.delay, file.rate_limit, file.circuit_breaker, field)?;
         Ok(Target {
             name: file.name,
             kind,
             route,
             transform: file.transform.as_ref().map(|path| base_dir.join(path)),
             body: file.body.unwrap_or_default(),
+            flow,
             max_attempts: non_zero_u32(file.max_attempts, &sub("max_attempts"))?,
             max_age: positive(file.max_age, &sub("max_age"))?,
             concurrency: non_zero_usize(file.concurrency, &sub("concurrency"))?,
@@ -431,6 +437,17 @@ pub struct TargetFile {
     /// application/json`, signed over the delivered bytes); the stored
     /// body stays as received. Absent or `"as_received"`: as received.
     pub body: Option<DeliveredBody>,
+    /// Deliveries are first due this long after the event was accepted
+    /// (`"10m"`); ordered objects keep their order. Absent: at once.
+    #[serde(default, with = "humantime_serde::option")]
+    pub delay: Option<Duration>,
+    /// `{ per_second = 50, burst = 10 }`: at most this rate of attempts,
+    /// across every worker process. Absent: as fast as the target answers.
+    pub rate_limit: Option<TargetRateLimit>,
+    /// `{ failures = 5, open_for = "30s" }`: after that many consecutive
+    /// transient failures, no attempts for `open_for`, then one probe.
+    /// Absent: no breaker.
+    pub circuit_breaker: Option<CircuitBreakerSettings>,
     /// `http`: the internal URL the raw body is POSTed to: `http://`, or
     /// `https://` (TLS, certificate and host name always verified).
     /// `nats`: the server, `nats://host:port`; several (one cluster)

@@ -18,6 +18,7 @@ pub mod retry_policy;
 pub mod settler;
 pub mod storage_faults;
 pub mod target;
+pub mod target_states;
 pub mod worker;
 
 use std::sync::Arc;

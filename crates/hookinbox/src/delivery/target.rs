@@ -16,7 +16,7 @@ use super::rabbitmq_target::RabbitmqTarget;
 use super::redis_stream_target::RedisStreamTarget;
 use super::reshape::Reshape;
 use super::retry_policy::RetryPolicy;
-use crate::config::{self, ConfigError, HttpDestination, TargetKind};
+use crate::config::{self, ConfigError, FlowControl, HttpDestination, TargetKind};
 use crate::routing::TargetRoute;
 use crate::tls::client::TrustRoots;
 use crate::transform::{Limits, TransformScript};
@@ -46,6 +46,8 @@ pub struct Target {
     pub route: TargetRoute,
     /// What it is sent of each event (`transform`, `body`).
     pub reshape: Reshape,
+    /// `delay`, `rate_limit`, `circuit_breaker`.
+    pub flow: FlowControl,
     /// How long a lease lasts; the worker heartbeats at a third of it.
     pub lease: Duration,
     /// Poked by the ingress after a commit, so idle workers start at once
@@ -104,6 +106,7 @@ impl Target {
             concurrency: settings.concurrency.get(),
             route: settings.route.clone(),
             reshape: reshape(endpoint_id, settings, field)?,
+            flow: settings.flow.clone(),
             lease,
             wakeup: Notify::new(),
         })

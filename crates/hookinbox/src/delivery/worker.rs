@@ -18,8 +18,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hookinbox_store::{
-    LeaseParams, LeasedDelivery, LeasedEvent, SettleRequest, Settlement, Store, StoreError,
-    StoredEvent,
+    AttemptVerdict, LeaseParams, LeasedDelivery, LeasedEvent, SettleRequest, Settlement, Store,
+    StoreError, StoredEvent,
 };
 use rand::Rng;
 use tokio::sync::{watch, Semaphore};
@@ -87,6 +87,7 @@ pub async fn run(
             max: free,
             now_ms: clock::unix_millis(),
             lease_ms: target.lease.as_millis() as i64,
+            gate: target.flow.gate_policy(),
         };
         let leased = match context.store.lease_events(params).await {
             Ok(leased) => leased,
@@ -222,6 +223,7 @@ async fn attempt(
         AttemptResult::ToSettle(outcome) => outcome,
         AttemptResult::Committed => {
             span.end("delivered", None);
+            count_in_breaker(context, target, AttemptVerdict::Answered).await;
             let now_ms = clock::unix_millis();
             DeliveryOutcome {
                 lease: &lease,
@@ -252,6 +254,13 @@ async fn attempt(
     if outcome == AttemptOutcome::Delivered {
         Failpoint::AfterTargetAcceptedBeforeSettle.hit();
     }
+    // Before the settlement frees the slot: the next lease sees an opened
+    // circuit.
+    let verdict = match &outcome {
+        AttemptOutcome::Transient { .. } => AttemptVerdict::TransientFailure,
+        AttemptOutcome::Delivered | AttemptOutcome::Permanent { .. } => AttemptVerdict::Answered,
+    };
+    count_in_breaker(context, target, verdict).await;
     let now_ms = clock::unix_millis();
     let jitter: f64 = rand::rng().random();
     let settlement =
@@ -273,6 +282,30 @@ async fn attempt(
         settlement,
         now_ms,
     })
+}
+
+/// Counts an attempt's outcome in the target's circuit breaker, when it
+/// has one (state in the database, shared by every process), and logs the
+/// circuit's move. A failure to record is logged and costs nothing else:
+/// the breaker is a brake, not a correctness guard.
+async fn count_in_breaker(context: &WorkerContext, target: &Target, verdict: AttemptVerdict) {
+    let Some(breaker) = target.flow.gate_policy().circuit_breaker else {
+        return;
+    };
+    let Some(gates) = Arc::clone(&context.store).target_gates() else {
+        return;
+    };
+    let now_ms = clock::unix_millis();
+    match gates
+        .record_attempt(&target.endpoint_id, &target.name, breaker, verdict, now_ms)
+        .await
+    {
+        Ok(Some(transition)) => transition.log(&target.endpoint_id, &target.name),
+        Ok(None) => {}
+        Err(error) => {
+            tracing::warn!(message = "Could not count an attempt in the circuit breaker.", target = %target.name, %error)
+        }
+    }
 }
 
 /// The settlement of a delivery whose event could not be read from our

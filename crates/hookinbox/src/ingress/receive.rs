@@ -240,6 +240,7 @@ async fn pipeline(
         matched_secret_version,
         targets: routing.routed,
         not_routed: routing.not_routed,
+        delays_ms: endpoint.target_delays_ms(),
         unsigned_metadata: UnsignedMetadata {
             event_id: unsigned.event_id,
             event_type: unsigned.event_type,

@@ -300,6 +300,7 @@ fn fetched_event(
         matched_secret_version: FETCHED_SECRET_VERSION.into(),
         targets: routing.routed,
         not_routed: routing.not_routed,
+        delays_ms: endpoint.target_delays_ms(),
         unsigned_metadata: UnsignedMetadata::default(),
         fingerprint_window_ms: endpoint.fingerprint_window_ms(),
         trace_parent: None,

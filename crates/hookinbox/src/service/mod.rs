@@ -35,7 +35,7 @@ use crate::secrets::key_reload::KeyReloader;
 use crate::storage;
 use crate::tls::listener::TlsListener;
 use crate::{admin, server, telemetry};
-use crate::{metrics_sampler, retention};
+use crate::{metrics_sampler, retention, target_state_sampler};
 pub(crate) use components::Components;
 use public_listener::PublicListener;
 
@@ -225,6 +225,9 @@ impl Service {
                 None => tracing::info!(
                     message = "The store counts no backlog: the database gauges are not sampled."
                 ),
+            }
+            if let Some(reads) = store.operator_reads()? {
+                target_state_sampler::spawn(reads, &settings, stopping.clone());
             }
             readiness.spawn_periodic(settings.metrics.sample_interval, stopping.clone());
         }

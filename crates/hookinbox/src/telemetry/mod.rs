@@ -22,6 +22,7 @@ mod readiness_events;
 mod reconcile_events;
 mod recorder;
 mod secret_events;
+mod target_state_events;
 
 pub use backlog_events::{BacklogSampled, InboxRowsCounted};
 pub use build_info::BuildInfo;
@@ -38,3 +39,4 @@ pub use readiness_events::ReadinessChecked;
 pub use reconcile_events::{ReconcileCounts, ReconcileFailed, Reconciled};
 pub use recorder::{install, MetricsHandle};
 pub use secret_events::SecretVersionsInUse;
+pub use target_state_events::TargetStatesSampled;

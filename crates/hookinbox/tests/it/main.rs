@@ -33,6 +33,7 @@ mod disk_full;
 mod docs_links;
 mod embedding;
 mod encryption;
+mod flow_control;
 mod handler_target;
 mod handshake;
 mod handshake_meta;

@@ -310,6 +310,7 @@ pub fn event(endpoint: &str, id: &str, body: &'static [u8]) -> NewEvent {
         matched_secret_version: "1".into(),
         targets: vec![],
         not_routed: Vec::new(),
+        delays_ms: Default::default(),
         unsigned_metadata: UnsignedMetadata::default(),
         fingerprint_window_ms: None,
         trace_parent: None,
@@ -354,6 +355,7 @@ pub fn lease_params(owner: &str, now_ms: i64) -> LeaseParams {
         max: 10,
         now_ms,
         lease_ms: 30_000,
+        gate: Default::default(),
     }
 }
 
