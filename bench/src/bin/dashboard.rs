@@ -108,6 +108,7 @@ fn new_event(n: usize, total: usize, now_ms: i64, target: Option<&str>) -> NewEv
         matched_secret_version: "v1".into(),
         targets: target.map(|t| vec![t.to_owned()]).unwrap_or_default(),
         not_routed: Vec::new(),
+        delays_ms: Default::default(),
         unsigned_metadata: UnsignedMetadata::default(),
         fingerprint_window_ms: None,
         trace_parent: None,
@@ -191,6 +192,7 @@ async fn preload(args: &Args) -> anyhow::Result<()> {
                     max: 500,
                     now_ms,
                     lease_ms: 60_000,
+                    gate: Default::default(),
                 })
                 .await?;
             any |= !leased.is_empty();

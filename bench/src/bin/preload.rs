@@ -61,6 +61,7 @@ fn event(n: usize, body_bytes: usize, received_at_ms: i64) -> NewEvent {
         matched_secret_version: "bench-1".to_owned(),
         targets: Vec::new(),
         not_routed: Vec::new(),
+        delays_ms: Default::default(),
         unsigned_metadata: UnsignedMetadata::default(),
         fingerprint_window_ms: None,
         trace_parent: None,

@@ -100,6 +100,8 @@ fn main() -> anyhow::Result<()> {
                 matched_secret_version: "1".into(),
                 targets: vec![],
                 not_routed: Vec::new(),
+                delays_ms: Default::default(),
+                trace_parent: None,
                 unsigned_metadata: UnsignedMetadata::default(),
                 fingerprint_window_ms: None,
             };

@@ -71,6 +71,7 @@ pub async fn test(
                 content_type: detail.content_type,
                 payload: Some(raw.context("the event's payload was purged by retention")?),
                 unsigned_metadata: UnsignedMetadata::default(),
+                trace_parent: None,
             }
         }
         EventSource::File {
@@ -92,6 +93,7 @@ pub async fn test(
                 content_type: Some(content_type.to_owned()),
                 payload: Some(Bytes::from(body)),
                 unsigned_metadata: UnsignedMetadata::default(),
+                trace_parent: None,
             }
         }
     };

@@ -256,11 +256,18 @@ async fn attempt(
     }
     // Before the settlement frees the slot: the next lease sees an opened
     // circuit.
+    // A cancelled delivery never reached the target: it says nothing about
+    // the target's health (a half-open probe's lease simply runs out).
     let verdict = match &outcome {
-        AttemptOutcome::Transient { .. } => AttemptVerdict::TransientFailure,
-        AttemptOutcome::Delivered | AttemptOutcome::Permanent { .. } => AttemptVerdict::Answered,
+        AttemptOutcome::Transient { .. } => Some(AttemptVerdict::TransientFailure),
+        AttemptOutcome::Delivered | AttemptOutcome::Permanent { .. } => {
+            Some(AttemptVerdict::Answered)
+        }
+        AttemptOutcome::Cancelled => None,
     };
-    count_in_breaker(context, target, verdict).await;
+    if let Some(verdict) = verdict {
+        count_in_breaker(context, target, verdict).await;
+    }
     let now_ms = clock::unix_millis();
     let jitter: f64 = rand::rng().random();
     let settlement =
