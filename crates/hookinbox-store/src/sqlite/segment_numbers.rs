@@ -103,8 +103,8 @@ mod tests {
         let path = dir.path().join("inbox.db");
         let mut conn = super::super::open_connection(&path, Duration::from_secs(1)).unwrap();
         conn.execute_batch(
-            "CREATE TABLE inbox (id TEXT PRIMARY KEY, payload_segment INTEGER);
-             INSERT INTO inbox VALUES ('a', 7), ('b', NULL), ('c', 3);
+            "CREATE TABLE inbox (id TEXT PRIMARY KEY, endpoint_id TEXT, payload_segment INTEGER);
+             INSERT INTO inbox VALUES ('a', 'e', 7), ('b', 'e', NULL), ('c', 'e', 3);
              PRAGMA user_version = 10;",
         )
         .unwrap();

@@ -75,7 +75,9 @@ async fn bodies_stored_before_migration_8_are_found_by_the_raw_payload_rule() {
     // (migration 9 undone too: it dropped `delivery_inbox`; and 10, 11, 12).
     schema
         .execute(
-            "ALTER TABLE inbox DROP COLUMN not_routed, DROP COLUMN trace_parent; \
+            "ALTER TABLE inbox DROP COLUMN not_routed, DROP COLUMN trace_parent, \
+             DROP COLUMN stream_xact; \
+             DROP TABLE target_gate; \
              ALTER TABLE inbox_payload DROP COLUMN payload_format, DROP COLUMN payload_raw_len; \
              DROP TABLE encryption_key_check; \
              DROP INDEX inbox_payload_received, inbox_key_id, delivery_dead; \

@@ -70,6 +70,11 @@ async fn schemathesis_finds_no_server_error_in_the_admin_api() {
             .args(["--header", &format!("Authorization: Bearer {TOKEN}")])
             .args(["--checks", "not_a_server_error"])
             .args(["--max-examples", "25", "--max-time", "60", "--workers", "1"])
+            // The event stream (`hookinbox listen`'s route) answers a valid
+            // request with a response that never ends, which a fuzzer can
+            // only report as a timeout; it is tested end to end (token,
+            // cursor, no secret on the wire) in `listen::`.
+            .args(["--exclude-path-regex", "/stream$"])
             .env("SCHEMATHESIS_TELEMETRY", "false")
             .output()
             .expect("run schemathesis")

@@ -525,8 +525,12 @@ async fn a_flood_of_non_utf8_endpoint_ids_is_charged_to_the_client_until_429() {
         answers[..BURST].iter().all(|(s, _, _)| *s == 404),
         "the burst is spent on 404s first"
     );
+    // A request is admitted before it is charged, so the one whose charge
+    // finds the bucket empty is still answered 404; after that, each
+    // refilled refusal admits one more 404, and the next one finds the
+    // bucket empty again: at most two 404s per refill.
     assert!(
-        not_found <= BURST + refilled,
+        not_found <= BURST + 1 + 2 * refilled,
         "{not_found} answered 404 in {refilled} s: the rest were 429"
     );
 }
