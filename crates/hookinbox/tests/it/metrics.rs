@@ -326,7 +326,17 @@ async fn every_outcome_and_reason_is_counted_exactly() {
         r#"hookinbox_oldest_unprocessed_age_seconds{endpoint="typed"}"#.into(),
         0.0,
     );
-    exactly("hookinbox_commit_queue_depth".into(), 0.0);
+    // Workers still lease and settle (the failing delivery retries), so a
+    // scrape can catch one of their writes queued: the queue must drain.
+    let (drained, seen) = scrape_until(admin, |seen| {
+        seen.get("hookinbox_commit_queue_depth") == Some(&0.0)
+    })
+    .await;
+    assert!(
+        drained,
+        "commit queue depth: {:?}",
+        seen.get("hookinbox_commit_queue_depth")
+    );
     exactly("hookinbox_inflight_body_bytes".into(), 0.0);
     let build = samples
         .iter()
