@@ -31,6 +31,10 @@
 #                $NATS_URL, declared and deleted per run by bench/nats_stream.py; or mqtt: QoS 1
 #                publish to $MQTT_URL (each delivery counted after its PUBACK; with no subscriber,
 #                so "in the broker" is not counted). The sink then runs idle.)
+#   SEALED=1  (the default configuration: every body sealed under a key made at start;
+#             0: `allow_plaintext`, the ablation every delivery section before issue 21 ran)
+#   TRANSFORM=0  (1: the target has a Svix-style `transform` that renames the payload's
+#             fields and adds a header, so each delivery also runs QuickJS: issue 21)
 #   BIN=target/release  (where loadgen, sink and amqp_queue are)
 #   OUT=bench/out/delivery-<date>
 set -euo pipefail
@@ -52,6 +56,8 @@ PERF=${PERF:-0}
 NICE=${NICE:-0}
 KEEP_DB=${KEEP_DB:-0}
 TARGET=${TARGET:-http}
+SEALED=${SEALED:-1}
+TRANSFORM=${TRANSFORM:-0}
 RABBITMQ_URL=${RABBITMQ_URL:-amqp://guest:guest@127.0.0.1:5672/%2f}
 REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379}
 NATS_URL=${NATS_URL:-nats://127.0.0.1:4222}
@@ -144,6 +150,7 @@ target_block() {
     *) echo "TARGET must be http, rabbitmq, redis_stream, nats or mqtt" >&2; exit 2 ;;
     esac
     printf 'timeout = "5s"\nconcurrency = %s\n' "$2"
+    if [ "$TRANSFORM" = 1 ]; then printf 'transform = "reshape.js"\n'; fi
 }
 
 # broker_reset: an empty queue or stream for the next run (nothing for http).
@@ -169,15 +176,32 @@ broker_count() {
     esac
 }
 
+# encryption_block: the [encryption] section of one run, per $SEALED.
+encryption_block() {
+    if [ "$SEALED" = 1 ]; then
+        printf '[[encryption.key]]\nid = "bench-1"\nvalue_file = "bench.key"\ncreate_if_missing = true\n'
+    else
+        printf '[encryption]\nallow_plaintext = true\n'
+    fi
+}
+
 # config DIR SINK_ADDR CONCURRENCY: the hookinbox config of one run.
 config() {
+    # A Svix-style script, as a user pastes one: the payload renamed and
+    # wrapped, one header added (only read when TRANSFORM=1).
+    cat >"$1/reshape.js" <<'JS'
+function handler(webhook) {
+  const event = webhook.payload;
+  webhook.payload = { event_id: event.id, kind: event.type, received_at: webhook.receivedAt, data: event };
+  webhook.headers["X-Team"] = "billing";
+  return webhook;
+}
+JS
     cat >"$1/hookinbox.toml" <<EOF
 [storage]
 url = "sqlite://hookinbox.db"
 
-# Measured without encryption at rest, as every section of RESULTS.md so far.
-[encryption]
-allow_plaintext = true
+$(encryption_block)
 
 [delivery]
 poll_interval = "250ms"
@@ -297,11 +321,11 @@ throughput_run() {
     local work_cpu=$SERVER_CPU sink_cpu=$SINK_CPU busy=$BUSY in_broker
     in_broker=$(broker_count)
     $PY throughput --db "$dir/hookinbox.db" --start-ms "$start_ms" >"$dir/throughput.json"
-    result "$dir" variant="$label" target="$TARGET" in_broker="$in_broker" concurrency="$c" run="$k" events="$pending" complete="$complete" \
+    result "$dir" variant="$label" target="$TARGET" sealed="$SEALED" transform="$TRANSFORM" in_broker="$in_broker" concurrency="$c" run="$k" events="$pending" complete="$complete" \
         work_cpu_s="$work_cpu" sink_cpu_s="$sink_cpu" machine_busy_percent="$busy" cpu="$dir/cpu.json" \
         throughput="$dir/throughput.json" threads="$dir/threads.json" sink="$dir/sink.json" load="$dir/load.json"
     [ "$KEEP_DB" = 1 ] || rm -rf "$dir"/hookinbox.db*
-    echo "throughput $TARGET $label c=$c run=$k: in broker $in_broker; $(cat "$dir/throughput.json") work_cpu=${work_cpu}s sink_cpu=${sink_cpu}s $(cat "$dir/cpu.json")"
+    echo "throughput $TARGET sealed=$SEALED transform=$TRANSFORM $label c=$c run=$k: in broker $in_broker; $(cat "$dir/throughput.json") work_cpu=${work_cpu}s sink_cpu=${sink_cpu}s $(cat "$dir/cpu.json")"
 }
 
 # --- (b) latency -------------------------------------------------------------
@@ -348,7 +372,7 @@ latency_run() {
     for variant in $VARIANTS; do
         echo "variant ${variant%%=*}: ${variant#*=} ($(sha256sum "${variant#*=}" | cut -c1-12))"
     done
-    echo "NICE=$NICE TARGET=$TARGET"
+    echo "NICE=$NICE TARGET=$TARGET SEALED=$SEALED TRANSFORM=$TRANSFORM"
     echo "RUNS=$RUNS N_EVENTS=$N_EVENTS LOAD_RATE=$LOAD_RATE CONCURRENCIES=\"$CONCURRENCIES\""
     echo "LAT_RATE=$LAT_RATE LAT_DURATION=$LAT_DURATION LAT_CONCURRENCIES=\"$LAT_CONCURRENCIES\""
     echo "THROUGHPUT_BODY=\"$THROUGHPUT_BODY\" LATENCY_BODY=\"$LATENCY_BODY\""

@@ -24,6 +24,9 @@
 #              every target (event type, a body field, a body function),
 #              all true, so the rows are the same as `targets`'
 #   (`--ablations "targets filtered"` measures the cost of filters in one run)
+#   otlp_down  ablation (issue 22): the default with `[telemetry.otlp]` on,
+#              every trace sampled, its collector a closed port: what a
+#              collector that is down costs ingress (`--ablations otlp_down`)
 # The summary's last table is issue 20's targets, each the median over the
 # rounds: p99 at --rate ≤ 2x the same run's baseline in every round, ≥ 20,000
 # acks/s at c64 and c256, server CPU at --rate ≤ 35 % of a core, sealing ≤ 5 %
@@ -53,7 +56,7 @@
 #                     [--scheme standard|stripe|lab] [--ablations "plaintext warn"]
 #                     [--quiet-wait S] [--quiet-max PCT] [--no-build] [--keep-db]
 #                     [--profile release|profiling]
-#                     [--kinds "hookinbox plaintext warn targets filtered baseline postgres"]
+#                     [--kinds "hookinbox plaintext warn targets filtered otlp_down baseline postgres"]
 #                     [--postgres URL [--pgbench-clients N] [--pg-deliveries N]
 #                      [--pg-load-rate R] [--pg-work-concurrency C]]
 #
@@ -208,7 +211,8 @@ export LOADGEN_SECRET
 # of $PG_URL; with $3 = a sink address, the endpoint delivers there (the
 # delivery drain); with $4 = plaintext, nothing is sealed (the ablation);
 # with $5 = targets or filtered, the endpoint has three http targets, with
-# a filter each for `filtered` (issue 21's ablations).
+# a filter each for `filtered` (issue 21's ablations); with $5 = otlp_down,
+# traces are exported to a collector that is not there (issue 22's ablation).
 write_config() {
     local storage='url = "sqlite://inbox.db"'
     local encryption='# The default: every body and audit header sealed, under a key made at start.
@@ -255,6 +259,15 @@ concurrency = $PG_WORK_CONCURRENCY
 
 [delivery]
 poll_interval = "250ms"
+EOF
+    fi
+    if [[ "${5:-}" == otlp_down ]]; then
+        # Port 9 (discard) on 127.0.0.1: nothing listens, every export fails.
+        cat >>"$1/bench.toml" <<EOF
+
+[telemetry.otlp]
+endpoint = "http://127.0.0.1:9"
+sample_ratio = 1.0
 EOF
     fi
     if [[ "${5:-}" == targets || "${5:-}" == filtered ]]; then
@@ -333,7 +346,7 @@ start_server() {
     local kind=$1 dir=$2 log=$3 suffix=${4:-}
     local args=(--config "$dir/bench.toml" --listen 127.0.0.1:0)
     local stdout="$dir/stdout$suffix"
-    if [[ $kind == hookinbox || $kind == plaintext ]]; then
+    if [[ $kind == hookinbox || $kind == plaintext || $kind == otlp_down ]]; then
         "$BIN/hookinbox" serve "${args[@]}" >"$stdout" 2>"$log" &
     elif [[ $kind == targets || $kind == filtered ]]; then
         # Ingress only: the targets' rows are written, nobody sends them.
@@ -421,7 +434,7 @@ measure() {
     local sealing=""
     [[ $kind == plaintext ]] && sealing=plaintext
     local routing=""
-    [[ $kind == targets || $kind == filtered ]] && routing=$kind
+    [[ $kind == targets || $kind == filtered || $kind == otlp_down ]] && routing=$kind
     write_config "$dir" "$schema" "" "$sealing" "$routing"
     local pids=() urls=() i tag
     for i in $(seq "$servers"); do
@@ -474,7 +487,7 @@ measure() {
         python3 "$BENCH/summarize.py" --combine "$OUT/runs/$name.loadgen.json" "$OUT/parts/$name".*.loadgen.json
     fi
     local rows=null
-    if [[ $kind == hookinbox || $kind == plaintext || $kind == warn || $kind == targets || $kind == filtered ]]; then
+    if [[ $kind == hookinbox || $kind == plaintext || $kind == warn || $kind == targets || $kind == filtered || $kind == otlp_down ]]; then
         rows=$("$BIN/hookinbox" stats --json --config "$dir/bench.toml" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')
     elif [[ $kind == postgres ]]; then
         rows=$(pg -c "SELECT count(*) FROM $schema.inbox")
