@@ -53,7 +53,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     docs_url: "https://auth0.com/docs/customize/log-streams/custom-log-streams",
     scheme: "no signature: the stream's Authorization Token, the whole `Authorization` value (the endpoint secret)",
     signed_parts: "none (the token authenticates the request)",
-    id_source: "`log_id`, or `{first}..{last}/{count}` for a batch (unsigned)",
+    id_source: "`log_id`, or `{first}..{last}/{count}` for a batch",
     handshake: None,
     batch: Some("a JSON array or JSON lines of log events: the whole request is stored as one event"),
     vectors: VectorSource::IndependentPython(

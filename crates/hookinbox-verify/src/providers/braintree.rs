@@ -59,7 +59,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     scheme:
         "HMAC-SHA1 keyed with SHA-1(private key), hex, form field `bt_signature` (`public_key|hex`)",
     signed_parts: "form field `bt_payload` (base64 of the notification XML) as sent",
-    id_source: "`{kind}:{timestamp}:{subject id}` of the payload (signed)",
+    id_source: "`{kind}:{timestamp}:{subject id}` of the payload",
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("braintree (PyPI)"),

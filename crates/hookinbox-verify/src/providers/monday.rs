@@ -58,7 +58,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     docs_url: "https://developer.monday.com/apps/docs/authorization-header",
     scheme: "JWT (HS256, pinned) in `Authorization`, keyed with the app's Signing Secret",
     signed_parts: "JWT claims only (`aud` = `public_url`, `iat`, `exp`); the body is not covered",
-    id_source: "body `event.triggerUuid` (unsigned)",
+    id_source: "body `event.triggerUuid`",
     handshake: Some("`{\"challenge\": …}` POST, echoed as JSON"),
     batch: None,
     vectors: VectorSource::IndependentPython(

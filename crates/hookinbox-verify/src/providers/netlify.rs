@@ -50,7 +50,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     docs_url: "https://docs.netlify.com/site-deploys/deploy-notifications/#payload-signature",
     scheme: "JWS (HS256, pinned), `X-Webhook-Signature`",
     signed_parts: "JWS claims `iss` = `netlify` and `sha256` = hex SHA-256 of the raw body",
-    id_source: "`{id}:{state}:{updated_at}` of the deploy (signed)",
+    id_source: "`{id}:{state}:{updated_at}` of the deploy",
     handshake: None,
     batch: None,
     vectors: VectorSource::IndependentPython(

@@ -50,7 +50,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     docs_url: "https://www.plivo.com/docs/messaging/concepts/signature-validation",
     scheme: "HMAC-SHA256, base64, `X-Plivo-Signature-V3` (comma-separated), nonce in `X-Plivo-Signature-V3-Nonce`",
     signed_parts: "`{public_url with sorted query}{sorted form params}.{nonce}`",
-    id_source: "`{MessageUUID}:{Status}` or `{CallUUID}:{Event}` (signed)",
+    id_source: "`{MessageUUID}:{Status}` or `{CallUUID}:{Event}`",
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("plivo (PyPI)"),

@@ -51,7 +51,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     docs_url: "https://developer.vonage.com/en/getting-started/concepts/webhooks#signed-webhooks",
     scheme: "JWT (HS256, pinned) in `Authorization: Bearer`, keyed with the signature secret",
     signed_parts: "JWT claims, among them `iat` and `payload_hash` = hex SHA-256 of the raw body",
-    id_source: "`{message_uuid}:{status}`, `{message_uuid}` or `{uuid}:{status}` (signed)",
+    id_source: "`{message_uuid}:{status}`, `{message_uuid}` or `{uuid}:{status}`",
     handshake: None,
     batch: None,
     vectors: VectorSource::OfficialSdk("vonage-jwt (PyPI)"),
