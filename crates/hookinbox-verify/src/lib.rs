@@ -23,6 +23,7 @@
 pub mod adapter;
 pub mod basic_credentials;
 pub mod catalogue;
+pub mod compact_jws;
 pub mod coverage;
 pub mod encoding;
 pub mod envelope;

@@ -115,6 +115,12 @@ const REGISTRY: &[(&str, Build)] = &[
     ("launchdarkly", providers::launchdarkly::build),
     ("circleci", providers::circleci::build),
     ("mux", providers::mux::build),
+    ("auth0", providers::auth0::build),
+    ("netlify", providers::netlify::build),
+    ("monday", providers::monday::build),
+    ("vonage", providers::vonage::build),
+    ("plivo", providers::plivo::build),
+    ("braintree", providers::braintree::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -183,6 +189,8 @@ mod tests {
             "woocommerce",
             "bitbucket",
             "sentry",
+            "auth0",
+            "monday",
         ];
         for name in provider_names() {
             let coverage = adapter_for(name, &settings).unwrap().coverage();

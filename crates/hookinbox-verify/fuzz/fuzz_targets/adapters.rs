@@ -64,6 +64,13 @@ const SECRETS: &[&str] = &[
     "whsec_b2xkLXN0YW5kYXJkLWtleS1ieXRlcy14eFM=",
     "whsec_c2hhcmVkLWtleS0wAAECAwQFBgcICQoLDA0ODxAREhM=",
     "whsec_fixtureAlchemyCurrent001",
+    // Issue #23, part C: the current secret of each fixture file.
+    "Bearer fixtureAuth0CurrentStreamToken01",
+    "f1x7ure0c0ffee0current0000000001",
+    "fixtureMondayCurrentSigningSecret01",
+    "fixtureNetlifyCurrentJwsSecret01",
+    "ZmixturePlivoCurrentAuthToken0001",
+    "fixtureVonageCurrentSignatureSecret01",
 ];
 
 const DEFAULT_NOW: i64 = 1_700_000_000;

@@ -79,3 +79,10 @@ pub mod wise;
 pub mod woocommerce;
 pub mod xero;
 pub mod zoom;
+// Providers of issue #23, part C.
+pub mod auth0;
+pub mod braintree;
+pub mod monday;
+pub mod netlify;
+pub mod plivo;
+pub mod vonage;

@@ -144,7 +144,7 @@ impl Adapter for Sendgrid {
 }
 
 /// The string every event has at `pointer`, when they all agree.
-fn common(events: &[serde_json::Value], pointer: &str) -> Option<String> {
+pub(crate) fn common(events: &[serde_json::Value], pointer: &str) -> Option<String> {
     let first = envelope::string_at(events.first()?, pointer)?;
     events
         .iter()

@@ -220,7 +220,7 @@ fn body_hash_param(query: Option<&str>) -> Option<String> {
 
 /// The form parameters as Twilio signs them: sorted by name, then value,
 /// each name immediately followed by its value.
-fn sorted_params(body: &[u8]) -> String {
+pub(crate) fn sorted_params(body: &[u8]) -> String {
     let mut params: Vec<(String, String)> = form_urlencoded::parse(body).into_owned().collect();
     params.sort();
     params
@@ -231,7 +231,7 @@ fn sorted_params(body: &[u8]) -> String {
 
 /// The byte range of `host[:port]` inside an absolute http(s) URL, after any
 /// user info.
-fn host_bounds(url: &str) -> Option<(usize, usize)> {
+pub(crate) fn host_bounds(url: &str) -> Option<(usize, usize)> {
     let scheme_end = url.find("://")?;
     let scheme = &url[..scheme_end];
     if !(scheme.eq_ignore_ascii_case("https") || scheme.eq_ignore_ascii_case("http")) {

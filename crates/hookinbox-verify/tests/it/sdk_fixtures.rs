@@ -98,6 +98,13 @@ fixture_tests!(
     replicate,
     resend,
     stytch,
+    // Providers of issue #23, part C.
+    auth0,
+    braintree,
+    monday,
+    netlify,
+    plivo,
+    vonage,
 );
 
 /// `box` is a Rust keyword, so its test is not one of the macro's.

@@ -295,6 +295,18 @@ const NOT_REPRODUCIBLE: &[(&str, &str)] = &[
         "contentful/",
         "also signs `x-contentful-topic`, a header the signer is not given",
     ),
+    (
+        "plivo/two-signatures",
+        "signed under two secrets at once (rotation)",
+    ),
+    (
+        "vonage/",
+        "the JWT carries a random `jti`, the API key and the application id",
+    ),
+    (
+        "monday/",
+        "the JWT carries the account, the user and a short-lived API token",
+    ),
 ];
 
 /// Reproduces one accepted vector: the signer, given the vector's secret,
