@@ -24,6 +24,7 @@ pub mod adapter;
 pub mod basic_credentials;
 pub mod catalogue;
 pub mod coverage;
+pub mod dotted_timestamp;
 pub mod encoding;
 pub mod envelope;
 pub mod freshness;

@@ -115,6 +115,15 @@ const REGISTRY: &[(&str, Build)] = &[
     ("launchdarkly", providers::launchdarkly::build),
     ("circleci", providers::circleci::build),
     ("mux", providers::mux::build),
+    // Issue #23, branch provB.
+    ("vapi", providers::vapi::build),
+    ("zendesk", providers::zendesk::build),
+    ("sumsub", providers::sumsub::build),
+    ("webflow", providers::webflow::build),
+    ("frame_io", providers::frame_io::build),
+    ("tailscale", providers::tailscale::build),
+    ("workos", providers::workos::build),
+    ("buildkite", providers::buildkite::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -183,6 +192,8 @@ mod tests {
             "woocommerce",
             "bitbucket",
             "sentry",
+            // A trigger's payload: header `X-Zendesk-Webhook-Invocation-Id`.
+            "zendesk",
         ];
         for name in provider_names() {
             let coverage = adapter_for(name, &settings).unwrap().coverage();

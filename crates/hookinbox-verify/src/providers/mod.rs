@@ -79,3 +79,12 @@ pub mod wise;
 pub mod woocommerce;
 pub mod xero;
 pub mod zoom;
+// Issue #23, branch provB.
+pub mod buildkite;
+pub mod frame_io;
+pub mod sumsub;
+pub mod tailscale;
+pub mod vapi;
+pub mod webflow;
+pub mod workos;
+pub mod zendesk;
