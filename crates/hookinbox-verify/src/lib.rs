@@ -25,6 +25,7 @@ pub mod basic_credentials;
 pub mod catalogue;
 pub mod compact_jws;
 pub mod coverage;
+pub mod dotted_timestamp;
 pub mod encoding;
 pub mod envelope;
 pub mod freshness;

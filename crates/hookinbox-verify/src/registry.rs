@@ -121,6 +121,15 @@ const REGISTRY: &[(&str, Build)] = &[
     ("vonage", providers::vonage::build),
     ("plivo", providers::plivo::build),
     ("braintree", providers::braintree::build),
+    // Issue #23, branch provB.
+    ("vapi", providers::vapi::build),
+    ("zendesk", providers::zendesk::build),
+    ("sumsub", providers::sumsub::build),
+    ("webflow", providers::webflow::build),
+    ("frame_io", providers::frame_io::build),
+    ("tailscale", providers::tailscale::build),
+    ("workos", providers::workos::build),
+    ("buildkite", providers::buildkite::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -191,6 +200,8 @@ mod tests {
             "sentry",
             "auth0",
             "monday",
+            // A trigger's payload: header `X-Zendesk-Webhook-Invocation-Id`.
+            "zendesk",
         ];
         for name in provider_names() {
             let coverage = adapter_for(name, &settings).unwrap().coverage();

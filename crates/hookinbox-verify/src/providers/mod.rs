@@ -86,3 +86,12 @@ pub mod monday;
 pub mod netlify;
 pub mod plivo;
 pub mod vonage;
+// Issue #23, branch provB.
+pub mod buildkite;
+pub mod frame_io;
+pub mod sumsub;
+pub mod tailscale;
+pub mod vapi;
+pub mod webflow;
+pub mod workos;
+pub mod zendesk;

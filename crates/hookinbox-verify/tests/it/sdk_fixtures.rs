@@ -105,6 +105,15 @@ fixture_tests!(
     netlify,
     plivo,
     vonage,
+    // Issue #23, branch provB.
+    buildkite,
+    frame_io,
+    sumsub,
+    tailscale,
+    vapi,
+    webflow,
+    workos,
+    zendesk,
 );
 
 /// `box` is a Rust keyword, so its test is not one of the macro's.

@@ -284,6 +284,14 @@ const NOT_REPRODUCIBLE: &[(&str, &str)] = &[
         "upper-case hex written by hand, not by GitHub",
     ),
     (
+        "sumsub/sha",
+        "signed with SHA-512 or SHA-1 as `X-Payload-Digest-Alg` allows; the signer writes SHA-256",
+    ),
+    (
+        "vapi/timestamp-in-seconds",
+        "`x-timestamp` in seconds; the signer writes milliseconds",
+    ),
+    (
         "box/",
         "Box writes its time in the Pacific zone; the signer writes UTC",
     ),
