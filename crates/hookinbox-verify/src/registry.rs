@@ -115,6 +115,14 @@ const REGISTRY: &[(&str, Build)] = &[
     ("launchdarkly", providers::launchdarkly::build),
     ("circleci", providers::circleci::build),
     ("mux", providers::mux::build),
+    ("beehiiv", providers::beehiiv::build),
+    ("veriff", providers::veriff::build),
+    ("docusign", providers::docusign::build),
+    ("jira", providers::jira::build),
+    ("pagerduty", providers::pagerduty::build),
+    ("recharge", providers::recharge::build),
+    ("bigcommerce", providers::bigcommerce::build),
+    ("front", providers::front::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -183,6 +191,8 @@ mod tests {
             "woocommerce",
             "bitbucket",
             "sentry",
+            "jira",
+            "bigcommerce",
         ];
         for name in provider_names() {
             let coverage = adapter_for(name, &settings).unwrap().coverage();

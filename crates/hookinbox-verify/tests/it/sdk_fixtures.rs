@@ -98,6 +98,15 @@ fixture_tests!(
     replicate,
     resend,
     stytch,
+    // Providers of issue #23, part A.
+    beehiiv,
+    bigcommerce,
+    docusign,
+    front,
+    jira,
+    pagerduty,
+    recharge,
+    veriff,
 );
 
 /// `box` is a Rust keyword, so its test is not one of the macro's.
