@@ -43,7 +43,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     docs_url: "https://developer.bigcommerce.com/docs/integrations/webhooks",
     scheme: "no signature: HTTP Basic credentials sent from the webhook's `headers` (`username:password` is the endpoint secret)",
     signed_parts: "none (the credentials authenticate the request)",
-    id_source: "`{scope}:{created_at}:{hash}` from the body (unsigned)",
+    id_source: "`{scope}:{created_at}:{hash}` from the body",
     handshake: None,
     batch: None,
     vectors: VectorSource::IndependentPython(

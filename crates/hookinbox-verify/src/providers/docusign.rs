@@ -53,7 +53,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     docs_url: "https://developers.docusign.com/platform/webhooks/connect/hmac/",
     scheme: "HMAC-SHA256, base64, `X-DocuSign-Signature-1` … `-100` (one per Connect key)",
     signed_parts: "raw body",
-    id_source: "`{event}:{data.envelopeId}[:{data.recipientId}]:{generatedDateTime}` (signed)",
+    id_source: "`{event}:{data.envelopeId}[:{data.recipientId}]:{generatedDateTime}`",
     handshake: None,
     batch: None,
     vectors: VectorSource::IndependentPython(

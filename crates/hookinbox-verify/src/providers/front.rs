@@ -50,7 +50,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     docs_url: "https://dev.frontapp.com/docs/application-webhooks",
     scheme: "HMAC-SHA256, base64, `X-Front-Signature` (application webhooks)",
     signed_parts: "`{X-Front-Request-Timestamp}:{body}` (milliseconds)",
-    id_source: "body `payload.id` (signed)",
+    id_source: "body `payload.id`",
     handshake: Some("`X-Front-Challenge` on a signed POST, echoed as the body"),
     batch: None,
     vectors: VectorSource::IndependentPython(

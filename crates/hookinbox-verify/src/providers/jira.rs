@@ -46,7 +46,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     docs_url: "https://developer.atlassian.com/cloud/jira/platform/webhooks/",
     scheme: "HMAC-SHA256, hex, `X-Hub-Signature: sha256=…`",
     signed_parts: "raw body",
-    id_source: "header `X-Atlassian-Webhook-Identifier` (unsigned)",
+    id_source: "header `X-Atlassian-Webhook-Identifier`",
     handshake: None,
     batch: None,
     vectors: VectorSource::IndependentPython(

@@ -41,7 +41,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     docs_url: "https://developer.pagerduty.com/docs/webhooks-overview",
     scheme: "HMAC-SHA256, hex, `X-PagerDuty-Signature: v1=…[,v1=…]`",
     signed_parts: "raw body",
-    id_source: "body `event.id` (signed)",
+    id_source: "body `event.id`",
     handshake: None,
     batch: None,
     vectors: VectorSource::IndependentPython(

@@ -46,7 +46,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     docs_url: "https://docs.getrecharge.com/docs/webhooks-overview",
     scheme: "SHA-256 of client secret + body (not an HMAC), hex, `X-Recharge-Hmac-Sha256`",
     signed_parts: "client secret, then raw body",
-    id_source: "`{resource}:{id}@{updated_at}` from the body (signed); type from header `X-Recharge-Topic` (unsigned)",
+    id_source: "`{resource}:{id}@{updated_at}` from the body (the type, header `X-Recharge-Topic`, is not signed)",
     handshake: None,
     batch: None,
     vectors: VectorSource::IndependentPython(

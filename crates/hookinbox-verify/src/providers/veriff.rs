@@ -42,7 +42,8 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     docs_url: "https://devdocs.veriff.com/docs/hmac-authentication-and-endpoint-security",
     scheme: "HMAC-SHA256, hex, `X-HMAC-SIGNATURE`",
     signed_parts: "raw body",
-    id_source: "`decision:{verification.id}:{attemptId}:{code}` or `event:{id}:{attemptId}:{action}` (signed)",
+    id_source:
+        "`decision:{verification.id}:{attemptId}:{code}` or `event:{id}:{attemptId}:{action}`",
     handshake: None,
     batch: None,
     vectors: VectorSource::IndependentPython(
