@@ -130,6 +130,14 @@ const REGISTRY: &[(&str, Build)] = &[
     ("tailscale", providers::tailscale::build),
     ("workos", providers::workos::build),
     ("buildkite", providers::buildkite::build),
+    ("beehiiv", providers::beehiiv::build),
+    ("veriff", providers::veriff::build),
+    ("docusign", providers::docusign::build),
+    ("jira", providers::jira::build),
+    ("pagerduty", providers::pagerduty::build),
+    ("recharge", providers::recharge::build),
+    ("bigcommerce", providers::bigcommerce::build),
+    ("front", providers::front::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -202,6 +210,8 @@ mod tests {
             "monday",
             // A trigger's payload: header `X-Zendesk-Webhook-Invocation-Id`.
             "zendesk",
+            "jira",
+            "bigcommerce",
         ];
         for name in provider_names() {
             let coverage = adapter_for(name, &settings).unwrap().coverage();

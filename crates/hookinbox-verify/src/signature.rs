@@ -30,6 +30,9 @@ pub enum Algorithm {
     RsaPkcs1Sha256,
     /// A shared token sent as is; the signed message is ignored.
     Token,
+    /// SHA-256 of the secret followed by the signed bytes: a keyed hash, not
+    /// an HMAC (Recharge's `X-Recharge-Hmac-Sha256`, despite its name).
+    SecretPrefixedSha256,
 }
 
 /// One signature presented by the request, already decoded from its
@@ -119,6 +122,18 @@ pub fn hmac_sha1(key: &[u8], message: &[&[u8]]) -> Vec<u8> {
     mac::<Hmac<sha1::Sha1>>(key, message)
 }
 
+/// SHA-256 of `secret` followed by `message` (its pieces in order): what a
+/// sender of [`Algorithm::SecretPrefixedSha256`] computes, as
+/// [`hmac_sha256`].
+pub fn secret_prefixed_sha256(secret: &[u8], message: &[&[u8]]) -> Vec<u8> {
+    let mut digest = sha2::Sha256::new();
+    digest.update(secret);
+    for part in message {
+        digest.update(part);
+    }
+    digest.finalize().to_vec()
+}
+
 fn mac<M: Mac + hmac::digest::KeyInit>(key: &[u8], message: &[&[u8]]) -> Vec<u8> {
     let mut mac =
         <M as hmac::digest::KeyInit>::new_from_slice(key).expect("HMAC accepts keys of any length");
@@ -161,6 +176,7 @@ impl<'r> SignatureClaim<'r> {
                         secret.expose_secret(),
                         Algorithm::HmacSha512,
                     )
+                    || self.secret_prefixed_sha256_matches(secret.expose_secret())
             }
             Key::Token(token) => {
                 // Compare digests so the comparison time does not reveal the token length.
@@ -231,6 +247,22 @@ impl<'r> SignatureClaim<'r> {
         self.candidates
             .iter()
             .filter(move |c| c.algorithm == algorithm)
+    }
+
+    /// As [`Self::hmac_matches`], for [`Algorithm::SecretPrefixedSha256`]:
+    /// every digest against every candidate in constant time, no early exit.
+    fn secret_prefixed_sha256_matches(&self, secret: &[u8]) -> bool {
+        let candidates: Vec<&Candidate> = self.of(Algorithm::SecretPrefixedSha256).collect();
+        if candidates.is_empty() {
+            return false;
+        }
+        self.message.variants().fold(false, |found, variant| {
+            let parts: Vec<&[u8]> = variant.iter().map(|part| part.as_ref()).collect();
+            let expected = secret_prefixed_sha256(secret, &parts);
+            candidates.iter().fold(found, |found, candidate| {
+                found | bool::from(candidate.bytes.ct_eq(&expected))
+            })
+        })
     }
 
     fn hmac_matches<M: Mac + hmac::digest::KeyInit + Clone>(

@@ -207,6 +207,9 @@ impl<'a> SignatureHeader<'a> {
             Algorithm::HmacSha256 => hmac_sha256(secret, message),
             Algorithm::HmacSha1 => hmac_sha1(secret, message),
             Algorithm::HmacSha512 => hmac_sha512(secret, message),
+            Algorithm::SecretPrefixedSha256 => {
+                crate::signature::secret_prefixed_sha256(secret, message)
+            }
             other => panic!("{} carries {other:?} signatures, not an HMAC", self.name),
         };
         self.encode(&mac)

@@ -114,6 +114,15 @@ fixture_tests!(
     webflow,
     workos,
     zendesk,
+    // Providers of issue #23, part A.
+    beehiiv,
+    bigcommerce,
+    docusign,
+    front,
+    jira,
+    pagerduty,
+    recharge,
+    veriff,
 );
 
 /// `box` is a Rust keyword, so its test is not one of the macro's.
