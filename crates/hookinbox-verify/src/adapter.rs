@@ -3,8 +3,8 @@
 #[cfg(feature = "sign")]
 use crate::signer::{Outgoing, SignError, SignedRequest};
 use crate::{
-    Key, KeyError, Outcome, Probe, ProviderFacts, Refusal, Reply, Request, SignatureClaim,
-    SignatureCoverage,
+    Key, KeyError, KeyReference, Outcome, Probe, ProviderFacts, Refusal, Reply, Request,
+    SignatureClaim, SignatureCoverage,
 };
 
 /// What one provider's webhook scheme looks like. An adapter is pure: no I/O,
@@ -47,6 +47,21 @@ pub trait Adapter: Send + Sync + std::fmt::Debug {
     /// Reads the envelope of the verified request. `key` is the key that
     /// verified it, for handshakes that must answer with a MAC.
     fn envelope(&self, request: &Request<'_>, key: &Key) -> Result<Outcome, Refusal>;
+
+    /// For a provider that signs with a key it serves from its own hosts
+    /// (see [`crate::key_reference`]): which key this request names, read
+    /// from its headers or body without verifying anything. `Ok(None)` — the
+    /// default — for providers verified with configured secrets.
+    fn key_reference(&self, _request: &Request<'_>) -> Result<Option<KeyReference>, Refusal> {
+        Ok(None)
+    }
+
+    /// Whether this provider's keys come from its own hosts
+    /// ([`Adapter::key_reference`]) rather than from configured secrets;
+    /// such an endpoint needs no `[[endpoint.secret]]`.
+    fn fetches_keys(&self) -> bool {
+        false
+    }
 
     /// Answers a bodiless probe of the webhook URL (see [`crate::probe`]),
     /// or `None` — the default — when the provider sends none, so the

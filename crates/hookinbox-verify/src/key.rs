@@ -41,6 +41,10 @@ pub enum KeyError {
     Hex,
     #[error("not a valid {0} public key")]
     PublicKey(&'static str),
+    /// The provider serves its own keys (docs/architecture.md §3); a
+    /// configured secret would never be used.
+    #[error("this provider's keys are fetched from its own hosts: configure no secret")]
+    FetchedFromProvider,
 }
 
 impl Key {
@@ -85,6 +89,18 @@ impl Key {
     pub fn ecdsa_p256_from_spki_der(der: &[u8]) -> Result<Key, KeyError> {
         use p256::pkcs8::DecodePublicKey;
         p256::ecdsa::VerifyingKey::from_public_key_der(der)
+            .map(Key::EcdsaP256)
+            .map_err(|_| KeyError::PublicKey("ECDSA P-256"))
+    }
+
+    /// An ECDSA P-256 public key from its affine coordinates, 32 bytes each
+    /// (a JWK's `x` and `y` decoded, as Plaid serves its keys).
+    pub fn ecdsa_p256_from_coordinates(x: &[u8], y: &[u8]) -> Result<Key, KeyError> {
+        if x.len() != 32 || y.len() != 32 {
+            return Err(KeyError::PublicKey("ECDSA P-256"));
+        }
+        let point = p256::EncodedPoint::from_affine_coordinates(x.into(), y.into(), false);
+        p256::ecdsa::VerifyingKey::from_encoded_point(&point)
             .map(Key::EcdsaP256)
             .map_err(|_| KeyError::PublicKey("ECDSA P-256"))
     }

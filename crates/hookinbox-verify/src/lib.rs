@@ -32,6 +32,7 @@ pub mod freshness;
 pub mod headers;
 pub mod json_fields;
 pub mod key;
+pub mod key_reference;
 pub mod key_ring;
 pub mod probe;
 pub mod providers;
@@ -53,6 +54,9 @@ pub use coverage::{BodyCoverage, SignatureCoverage, UnsignedMetadata};
 pub use envelope::{Envelope, Outcome, Reply};
 pub use headers::Headers;
 pub use key::{Key, KeyError};
+pub use key_reference::{
+    FetchedKeys, KeyReference, NoFetchedKeys, ResolvedKey, FETCHED_KEY_VERSION,
+};
 pub use key_ring::{KeyRing, SecretVersion};
 pub use probe::Probe;
 pub use refusal::{Reason, Refusal};

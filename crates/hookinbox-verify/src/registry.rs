@@ -15,6 +15,9 @@ pub struct AdapterSettings {
     /// The token a provider's URL-verification GET must present (Meta's
     /// `hub.verify_token`); required by `meta` only.
     pub verify_token: Option<String>,
+    /// The id the provider gave the listener URL, part of what it signs
+    /// (PayPal's webhook id); required by `paypal` only.
+    pub webhook_id: Option<String>,
 }
 
 /// Why an adapter could not be built. Messages name the setting.
@@ -138,6 +141,9 @@ const REGISTRY: &[(&str, Build)] = &[
     ("recharge", providers::recharge::build),
     ("bigcommerce", providers::bigcommerce::build),
     ("front", providers::front::build),
+    ("paypal", providers::paypal::build),
+    ("aws_sns", providers::aws_sns::build),
+    ("plaid", providers::plaid::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -170,6 +176,7 @@ mod tests {
                 public_url: Some("https://example.com/hooks/x".into()),
                 generic_hmac: Some(providers::generic_hmac::GenericHmacSettings::example()),
                 verify_token: Some("example-verify-token".into()),
+                webhook_id: Some("EXAMPLEWEBHOOKID".into()),
             };
             let adapter = adapter_for(name, &settings).unwrap();
             assert_eq!(adapter.name(), name);
@@ -186,6 +193,7 @@ mod tests {
             public_url: Some("https://example.com/hooks/x".into()),
             generic_hmac: Some(providers::generic_hmac::GenericHmacSettings::example()),
             verify_token: Some("example-verify-token".into()),
+            webhook_id: Some("EXAMPLEWEBHOOKID".into()),
         };
         let unsigned_ids = [
             "github",

@@ -28,6 +28,9 @@ pub enum Algorithm {
     EcdsaP256Sha256,
     /// RSA PKCS#1 v1.5 over SHA-256; candidate bytes are the signature.
     RsaPkcs1Sha256,
+    /// RSA PKCS#1 v1.5 over SHA-1 (AWS SNS `SignatureVersion` 1 only; SNS
+    /// still signs with it unless a topic asks for version 2).
+    RsaPkcs1Sha1,
     /// A shared token sent as is; the signed message is ignored.
     Token,
     /// SHA-256 of the secret followed by the signed bytes: a keyed hash, not
@@ -227,20 +230,22 @@ impl<'r> SignatureClaim<'r> {
     }
 
     fn rsa_matches(&self, public: &[u8]) -> bool {
-        let key = ring::signature::UnparsedPublicKey::new(
-            &ring::signature::RSA_PKCS1_2048_8192_SHA256,
-            public,
-        );
-        let mut candidates = self.of(Algorithm::RsaPkcs1Sha256).peekable();
-        if candidates.peek().is_none() {
-            return false;
-        }
         let messages: Vec<Vec<u8>> = self.message.variants().map(concat).collect();
-        candidates.any(|candidate| {
-            messages
-                .iter()
-                .any(|message| key.verify(message, &candidate.bytes).is_ok())
-        })
+        let check = |algorithm: Algorithm, parameters: &'static ring::signature::RsaParameters| {
+            let key = ring::signature::UnparsedPublicKey::new(parameters, public);
+            self.of(algorithm).any(|candidate| {
+                messages
+                    .iter()
+                    .any(|message| key.verify(message, &candidate.bytes).is_ok())
+            })
+        };
+        check(
+            Algorithm::RsaPkcs1Sha256,
+            &ring::signature::RSA_PKCS1_2048_8192_SHA256,
+        ) || check(
+            Algorithm::RsaPkcs1Sha1,
+            &ring::signature::RSA_PKCS1_2048_8192_SHA1_FOR_LEGACY_USE_ONLY,
+        )
     }
 
     fn of(&self, algorithm: Algorithm) -> impl Iterator<Item = &Candidate> {

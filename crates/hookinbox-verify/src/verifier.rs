@@ -6,8 +6,8 @@
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::{
-    freshness, Adapter, Envelope, KeyError, KeyRing, Outcome, Refusal, Request, SecretVersion,
-    UnsignedMetadata,
+    freshness, Adapter, Envelope, FetchedKeys, KeyError, KeyRing, NoFetchedKeys, Outcome, Refusal,
+    Request, SecretVersion, UnsignedMetadata, FETCHED_KEY_VERSION,
 };
 
 /// The most signatures one request may present. Senders present one, or a
@@ -142,7 +142,8 @@ impl Verifier {
                 not_after: secret.not_after,
             });
         }
-        if versions.is_empty() {
+        // A provider that serves its own keys needs no configured secret.
+        if versions.is_empty() && !adapter.fetches_keys() {
             return Err(VerifierError::NoSecrets);
         }
         let tolerance_seconds = adapter.default_tolerance_seconds();
@@ -198,8 +199,23 @@ impl Verifier {
             })
     }
 
-    /// Runs the pipeline on one request at time `now` (unix seconds).
+    /// Runs the pipeline on one request at time `now` (unix seconds), with
+    /// no fetched key: a provider that serves its own keys refuses it.
     pub fn verify(&self, request: &Request<'_>, now: i64) -> Result<Verified, Failure> {
+        self.verify_with_keys(request, now, &NoFetchedKeys)
+    }
+
+    /// Runs the pipeline on one request at time `now` (unix seconds). For a
+    /// provider that serves its own keys ([`Adapter::fetches_keys`]) the
+    /// signature is checked with the key `fetched` holds for the request's
+    /// [`Adapter::key_reference`] — and with nothing else; every other
+    /// provider checks its configured key ring and ignores `fetched`.
+    pub fn verify_with_keys(
+        &self,
+        request: &Request<'_>,
+        now: i64,
+        fetched: &dyn FetchedKeys,
+    ) -> Result<Verified, Failure> {
         let mut diagnosis = Diagnosis::default();
         let fail = |refusal: Refusal, diagnosis: &Diagnosis| Failure {
             refusal,
@@ -228,15 +244,40 @@ impl Verifier {
             ));
         }
 
+        let fetched_version = if self.adapter.fetches_keys() {
+            let reference = self
+                .adapter
+                .key_reference(request)
+                .map_err(|refusal| fail(refusal, &diagnosis))?
+                .ok_or_else(|| {
+                    fail(
+                        Refusal::missing_signature("the request names no signing key"),
+                        &diagnosis,
+                    )
+                })?;
+            let key = fetched.key_for(&reference).ok_or_else(|| {
+                fail(
+                    Refusal::signature("the key the request names was not fetched"),
+                    &diagnosis,
+                )
+            })?;
+            Some(SecretVersion::new(FETCHED_KEY_VERSION, key))
+        } else {
+            None
+        };
         diagnosis.inactive_versions = self
             .keys
             .versions()
             .iter()
-            .filter(|v| !v.is_active(now))
+            .filter(|v| fetched_version.is_none() && !v.is_active(now))
             .map(|v| v.version.clone())
             .collect();
+        let candidates: Vec<&SecretVersion> = match &fetched_version {
+            Some(version) => vec![version],
+            None => self.keys.active(now).collect(),
+        };
         let mut matched = None;
-        for version in self.keys.active(now) {
+        for version in candidates {
             diagnosis.tried_versions.push(version.version.clone());
             if claim.is_signed_by(&version.key) {
                 matched = Some(version);

@@ -13,6 +13,7 @@ use crate::ingress::body_pace::BodyPace;
 use crate::ingress::client_address::TrustedProxies;
 use crate::ingress::client_refusals::ClientRefusals;
 use crate::ingress::refusal_log::RefusalLog;
+use crate::key_fetch::KeyCache;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -35,6 +36,9 @@ pub struct AppState {
     /// Bounds the log lines of requests refused for storage trouble, apart
     /// from `refusals` so a flood of forged requests cannot hide them.
     pub storage_refusals: Arc<RefusalLog>,
+    /// The keys providers serve from their own hosts (PayPal, AWS SNS),
+    /// fetched and cached for every endpoint (docs/architecture.md §3).
+    pub provider_keys: KeyCache,
 }
 
 impl AppState {
@@ -69,6 +73,7 @@ impl AppState {
             refusals: Arc::default(),
             commit_timeout,
             storage_refusals: Arc::default(),
+            provider_keys: KeyCache::from_environment(),
         }
     }
 }

@@ -8,11 +8,14 @@ use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-use hookinbox_verify::{adapter_for, Failure, SecretInput, Verified, Verifier};
+use hookinbox_verify::{
+    adapter_for, Failure, FetchedKeys, NoFetchedKeys, SecretInput, Verified, Verifier,
+};
 use secrecy::ExposeSecret;
 
 use crate::config::{self, ConfigError, Settings};
 use crate::delivery::target::Target;
+use crate::key_fetch::PlaidCredentials;
 use crate::routing::{RoutedEvent, RoutingDecision};
 use crate::secrets::basic_auth::BasicAuth;
 use crate::secrets::secret_matches::SecretMatches;
@@ -34,6 +37,8 @@ pub struct Endpoint {
     matches: SecretMatches,
     /// A credential required besides the signature (`basic_auth`).
     basic_auth: Option<BasicAuth>,
+    /// The credentials a `plaid` endpoint fetches Plaid's keys with.
+    plaid: Option<PlaidCredentials>,
     pub max_body_bytes: usize,
     content_types: Vec<String>,
     rate_limiter: Option<DefaultDirectRateLimiter>,
@@ -72,6 +77,14 @@ impl Endpoint {
             }
             None => None,
         };
+        let plaid = match &settings.plaid {
+            Some(api) => Some(PlaidCredentials {
+                host: api.environment.host(),
+                client_id: api.client_id.clone(),
+                secret: api.secret.read(&field("plaid.secret"))?,
+            }),
+            None => None,
+        };
         let rate_limiter = settings.rate_limit.map(|rate| {
             RateLimiter::direct(Quota::per_second(rate.per_second).allow_burst(rate.burst))
         });
@@ -91,6 +104,7 @@ impl Endpoint {
             settings: settings.clone(),
             matches: SecretMatches::default(),
             basic_auth,
+            plaid,
             max_body_bytes: settings.max_body_bytes.get(),
             content_types: settings.content_types.clone(),
             rate_limiter,
@@ -110,7 +124,7 @@ impl Endpoint {
         request: &hookinbox_verify::Request<'_>,
         now: i64,
     ) -> Result<Verified, Failure> {
-        self.verify_with(&self.verifier(), request, now)
+        self.verify_with(&self.verifier(), request, now, &NoFetchedKeys)
     }
 
     fn verify_with(
@@ -118,6 +132,7 @@ impl Endpoint {
         verifier: &Verifier,
         request: &hookinbox_verify::Request<'_>,
         now: i64,
+        fetched: &dyn FetchedKeys,
     ) -> Result<Verified, Failure> {
         if let Some(basic_auth) = &self.basic_auth {
             basic_auth
@@ -127,7 +142,20 @@ impl Endpoint {
                     diagnosis: Box::default(),
                 })?;
         }
-        verifier.verify(request, now)
+        verifier.verify_with_keys(request, now, fetched)
+    }
+
+    /// Whether the request carries the endpoint's own credential, when it
+    /// has one (`basic_auth`); the pipeline checks it again and refuses.
+    pub fn credential_ok(&self, headers: &hookinbox_verify::Headers) -> bool {
+        self.basic_auth
+            .as_ref()
+            .is_none_or(|auth| auth.check(headers).is_ok())
+    }
+
+    /// The Plaid API credentials of a `plaid` endpoint.
+    pub fn plaid_credentials(&self) -> Option<&PlaidCredentials> {
+        self.plaid.as_ref()
     }
 
     /// Counts a request verified by secret `version` at `now`.
@@ -179,17 +207,20 @@ impl Endpoint {
     /// secret version of that ring is inside its validity window at `now`.
     /// Then no request can be verified, whoever sent it: that is the
     /// service's own trouble (a rotation that left a gap), answered as such
-    /// (`Rejection::NoActiveSecret`), never as a bad signature.
+    /// (`Rejection::NoActiveSecret`), never as a bad signature. A provider
+    /// that serves its own keys has no secret versions: `fetched` holds the
+    /// key ingress fetched for the request.
     pub fn verify_serving(
         &self,
         request: &hookinbox_verify::Request<'_>,
         now: i64,
+        fetched: &dyn FetchedKeys,
     ) -> Result<Verified, NotVerified> {
         let verifier = self.verifier();
-        if verifier.keys().active(now).next().is_none() {
+        if !verifier.adapter().fetches_keys() && verifier.keys().active(now).next().is_none() {
             return Err(NotVerified::NoActiveSecret);
         }
-        self.verify_with(&verifier, request, now)
+        self.verify_with(&verifier, request, now, fetched)
             .map_err(NotVerified::Refused)
     }
 

@@ -73,6 +73,7 @@ pub(crate) mod form_body;
 pub(crate) mod http_client;
 pub(crate) mod ingress;
 pub(crate) mod json_line;
+pub(crate) mod key_fetch;
 pub(crate) mod listen;
 pub(crate) mod metrics_sampler;
 pub(crate) mod periodic;

@@ -86,6 +86,7 @@ fn settings() -> AdapterSettings {
         public_url: Some("https://example.com/hooks/fuzz".into()),
         generic_hmac: Some(hookinbox_verify::providers::generic_hmac::GenericHmacSettings::example()),
         verify_token: Some("fuzz-verify-token".into()),
+        webhook_id: Some("FUZZWEBHOOKID".into()),
     }
 }
 

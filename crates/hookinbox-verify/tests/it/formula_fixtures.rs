@@ -31,6 +31,7 @@ fn every_provider_citing_the_script_has_three_vectors_there() {
         public_url: Some("https://example.com/hooks/x".into()),
         generic_hmac: Some(GenericHmacSettings::example()),
         verify_token: Some("verify-token".into()),
+        webhook_id: Some("EXAMPLEWEBHOOKID".into()),
     };
     let mut citing = 0;
     for name in provider_names() {

@@ -7,6 +7,7 @@ mod support;
 
 mod asym_provider_fixtures;
 mod formula_fixtures;
+mod key_fetch_fixtures;
 mod sdk_fixtures;
 mod signed_vectors;
 mod signers;

@@ -53,6 +53,7 @@ fn settings() -> AdapterSettings {
         public_url: Some(PUBLIC_URL.into()),
         generic_hmac: Some(GenericHmacSettings::example()),
         verify_token: Some("example-verify-token".into()),
+        webhook_id: Some("EXAMPLEWEBHOOKID".into()),
     }
 }
 
@@ -334,6 +335,7 @@ fn reproduce(vector: &Vector) -> Result<usize, String> {
         generic_hmac: (vector.endpoint.provider == "generic_hmac")
             .then(GenericHmacSettings::example),
         verify_token: vector.endpoint.verify_token.clone(),
+        webhook_id: None,
     };
     let adapter = adapter_for(&vector.endpoint.provider, &settings).map_err(|e| e.to_string())?;
     let secret = vector

@@ -161,7 +161,12 @@ impl Readiness {
             let inactive: Vec<&str> = keys
                 .endpoints()
                 .values()
-                .filter(|endpoint| endpoint.verifier().keys().active(now).next().is_none())
+                .filter(|endpoint| {
+                    let verifier = endpoint.verifier();
+                    // A provider that serves its own keys has no secret versions.
+                    !verifier.adapter().fetches_keys()
+                        && verifier.keys().active(now).next().is_none()
+                })
                 .map(|endpoint| endpoint.id.as_str())
                 .collect();
             if keys.failing() || !inactive.is_empty() {

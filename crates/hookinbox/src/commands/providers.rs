@@ -96,6 +96,7 @@ pub fn catalogue() -> anyhow::Result<Vec<Entry>> {
         public_url: Some("https://hooks.example.com/hooks/example".into()),
         generic_hmac: Some(GenericHmacSettings::example()),
         verify_token: Some("example-verify-token".into()),
+        webhook_id: Some("EXAMPLEWEBHOOKID".into()),
     };
     let mut names: Vec<&'static str> = provider_names().collect();
     names.sort_unstable();

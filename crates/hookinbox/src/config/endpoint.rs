@@ -16,6 +16,7 @@ use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
 use super::checks::{non_zero_usize, whole_seconds};
+use super::plaid_api::{PlaidApi, PlaidApiFile};
 use super::reconcile::{EndpointReconcile, EndpointReconcileFile};
 use super::secret_source::{SecretFields, SecretSource};
 use super::server::{RateLimit, RateLimitFile};
@@ -42,6 +43,9 @@ pub struct Endpoint {
     /// The token of the provider's URL-verification GET (Meta's
     /// `hub.verify_token`).
     pub verify_token: Option<String>,
+    /// The id the provider gave this URL, part of what it signs (PayPal's
+    /// webhook id).
+    pub webhook_id: Option<String>,
     /// Lower-cased media types, or `"*"`.
     pub content_types: Vec<String>,
     /// Event types stored; others are acknowledged and ignored. `None`: all.
@@ -56,7 +60,11 @@ pub struct Endpoint {
     pub basic_auth: Option<BasicAuth>,
     /// `[endpoint.generic_hmac]`: the scheme of a `generic_hmac` endpoint.
     pub generic_hmac: Option<GenericHmacFile>,
-    /// At least one.
+    /// `[endpoint.plaid]`: the API credentials a `plaid` endpoint fetches
+    /// its keys with.
+    pub plaid: Option<PlaidApi>,
+    /// At least one, except for providers that serve their own keys
+    /// (`paypal`, `aws_sns`, `plaid`), which take none.
     #[serde(rename = "secret")]
     pub secrets: Vec<SecretVersion>,
     /// Names unique within the endpoint.
@@ -127,13 +135,15 @@ impl Endpoint {
                 &field("generic_hmac.redelivery_window"),
             )?;
         }
+        let settings = adapter_settings(
+            &file.public_url,
+            &file.verify_token,
+            &file.webhook_id,
+            file.generic_hmac.as_ref(),
+        );
         let provider = check_provider(
             &file.provider,
-            &adapter_settings(
-                &file.public_url,
-                &file.verify_token,
-                file.generic_hmac.as_ref(),
-            ),
+            &settings,
             file.basic_auth.is_some(),
             &file.id,
             index,
@@ -170,10 +180,22 @@ impl Endpoint {
             .basic_auth
             .map(|auth| BasicAuth::from_file(auth, &field("basic_auth"), base_dir))
             .transpose()?;
-        if file.secret.is_empty() {
+        // A provider that serves its own keys (docs/architecture.md §3) is
+        // verified with them alone: a configured secret would never be used.
+        let fetches_keys =
+            adapter_for(provider, &settings).is_ok_and(|adapter| adapter.fetches_keys());
+        if file.secret.is_empty() && !fetches_keys {
             return Err(ConfigError::invalid(
                 field("secret"),
                 "at least one [[endpoint.secret]] is required",
+            ));
+        }
+        if !file.secret.is_empty() && fetches_keys {
+            return Err(ConfigError::invalid(
+                field("secret"),
+                format!(
+                    "provider `{provider}` takes no [[endpoint.secret]]: its keys are fetched from its own hosts"
+                ),
             ));
         }
         let secrets = file
@@ -184,6 +206,22 @@ impl Endpoint {
                 SecretVersion::from_file(secret, &field(&format!("secret[{n}]")), base_dir)
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let plaid = match (file.plaid, provider == "plaid") {
+            (Some(plaid), true) => Some(PlaidApi::from_file(plaid, &field("plaid"), base_dir)?),
+            (None, true) => {
+                return Err(ConfigError::invalid(
+                    field("plaid"),
+                    "is required for provider `plaid`: its keys are fetched from Plaid's API with these credentials",
+                ))
+            }
+            (Some(_), false) => {
+                return Err(ConfigError::invalid(
+                    field("plaid"),
+                    "is for provider `plaid` only",
+                ))
+            }
+            (None, false) => None,
+        };
         let mut names = std::collections::HashSet::new();
         let mut targets = Vec::with_capacity(file.target.len());
         for (t, target) in file.target.into_iter().enumerate() {
@@ -209,8 +247,10 @@ impl Endpoint {
             max_body_bytes,
             public_url: file.public_url,
             verify_token: file.verify_token,
+            webhook_id: file.webhook_id,
             content_types: file
                 .content_types
+                .unwrap_or_else(|| default_content_types(provider))
                 .iter()
                 .map(|t| t.trim().to_ascii_lowercase())
                 .collect(),
@@ -219,6 +259,7 @@ impl Endpoint {
             ordering,
             basic_auth,
             generic_hmac: file.generic_hmac,
+            plaid,
             secrets,
             targets,
             reconcile,
@@ -230,6 +271,7 @@ impl Endpoint {
         adapter_settings(
             &self.public_url,
             &self.verify_token,
+            &self.webhook_id,
             self.generic_hmac.as_ref(),
         )
     }
@@ -337,11 +379,13 @@ fn check_provider(
 fn adapter_settings(
     public_url: &Option<String>,
     verify_token: &Option<String>,
+    webhook_id: &Option<String>,
     generic_hmac: Option<&GenericHmacFile>,
 ) -> AdapterSettings {
     AdapterSettings {
         public_url: public_url.clone(),
         verify_token: verify_token.clone(),
+        webhook_id: webhook_id.clone(),
         generic_hmac: generic_hmac.map(generic_hmac_settings),
     }
 }
@@ -414,10 +458,14 @@ pub struct EndpointFile {
     /// URL-verification GET presents (Meta's `hub.verify_token`; required
     /// for `meta`).
     pub verify_token: Option<String>,
+    /// The webhook id PayPal shows for this listener URL, which PayPal signs
+    /// into every request (required for `paypal`).
+    pub webhook_id: Option<String>,
     /// Accepted media types; `"*"` accepts any. `application/json` also
-    /// takes `application/*+json`.
-    #[serde(default = "default_content_types")]
-    pub content_types: Vec<String>,
+    /// takes `application/*+json`. Absent: JSON and forms (and `text/plain`
+    /// for `aws_sns`, which sends its JSON as that).
+    #[serde(default)]
+    pub content_types: Option<Vec<String>>,
     /// Event types to store; others are acknowledged and ignored. A trailing
     /// `*` matches a prefix. Absent: every type is stored.
     pub event_types: Option<Vec<String>>,
@@ -434,6 +482,8 @@ pub struct EndpointFile {
     pub basic_auth: Option<BasicAuthFile>,
     /// The scheme of a `provider = "generic_hmac"` endpoint.
     pub generic_hmac: Option<GenericHmacFile>,
+    /// The Plaid API credentials of a `provider = "plaid"` endpoint.
+    pub plaid: Option<PlaidApiFile>,
     /// The key ring: every version trusted now (current and previous during a rotation).
     #[serde(default)]
     pub secret: Vec<SecretFile>,
@@ -448,11 +498,16 @@ pub struct EndpointFile {
 fn default_max_body_bytes() -> usize {
     1024 * 1024
 }
-fn default_content_types() -> Vec<String> {
-    vec![
+fn default_content_types(provider: &str) -> Vec<String> {
+    let mut types = vec![
         "application/json".into(),
         "application/x-www-form-urlencoded".into(),
-    ]
+    ];
+    // Amazon SNS posts its JSON messages as `text/plain; charset=UTF-8`.
+    if provider == "aws_sns" {
+        types.push("text/plain".into());
+    }
+    types
 }
 
 /// `[[endpoint.secret]]`: one version of an endpoint's key ring.

@@ -31,6 +31,7 @@ mod mqtt_topic;
 mod name_template;
 mod nats_subject;
 mod placeholder_template;
+mod plaid_api;
 mod printable;
 mod rabbitmq_target;
 mod reconcile;
@@ -46,6 +47,8 @@ mod telemetry;
 
 #[cfg(test)]
 mod broker_target_tests;
+#[cfg(test)]
+mod key_fetch_tests;
 #[cfg(test)]
 mod redaction_tests;
 #[cfg(test)]

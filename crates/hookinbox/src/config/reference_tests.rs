@@ -21,6 +21,7 @@ use super::encryption::{EncryptionFile, EncryptionKeyFile};
 use super::endpoint::{BasicAuthFile, EndpointFile, GenericHmacFile, SecretFile};
 use super::file::ConfigFile;
 use super::metrics::MetricsFile;
+use super::plaid_api::PlaidApiFile;
 use super::reconcile::{EndpointReconcileFile, ReconcileFile};
 use super::retention::RetentionFile;
 use super::server::{RateLimitFile, ServerFile, TlsFile};
@@ -53,6 +54,7 @@ fn tables() -> Vec<(&'static str, BTreeSet<String>)> {
         ("endpoint.basic_auth", fields_of::<BasicAuthFile>()),
         ("endpoint.generic_hmac", fields_of::<GenericHmacFile>()),
         ("endpoint.secret", fields_of::<SecretFile>()),
+        ("endpoint.plaid", fields_of::<PlaidApiFile>()),
         ("endpoint.target", fields_of::<TargetFile>()),
         ("endpoint.target.rate_limit", fields_of::<TargetRateLimit>()),
         (

@@ -12,7 +12,7 @@ use axum::http::{header, request, HeaderMap, HeaderValue, Method, Request, Statu
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use hookinbox_store::{AcceptOutcome, Fingerprint, NewEvent, UnsignedMetadata};
-use hookinbox_verify::{Headers, Outcome, Reply, Verified};
+use hookinbox_verify::{Headers, NoFetchedKeys, Outcome, Reason, Reply, ResolvedKey, Verified};
 
 use super::audit_headers::audit_headers;
 use super::body::{declared_length, RequestBody};
@@ -22,6 +22,7 @@ use crate::app_state::AppState;
 use crate::clock;
 use crate::endpoint::{Endpoint, NotVerified};
 use crate::failpoint::Failpoint;
+use crate::key_fetch::KeyFetchError;
 use crate::routing::RoutedEvent;
 use crate::telemetry::{
     AcceptedEvent, CommitFailed, CommitTimedOut, IngressOutcome, SecretVersionMatched,
@@ -168,7 +169,8 @@ async fn pipeline(
     // 4–7. claim, signature, timestamp, envelope
     let headers = to_verify_headers(&parts.headers);
     let query = parts.uri.query().map(str::to_owned);
-    let checked = verify(&endpoint, headers, body, query, &state.refusals).await?;
+    let fetched = provider_key(state, &endpoint, &headers, &body).await?;
+    let checked = verify(&endpoint, headers, body, query, fetched, &state.refusals).await?;
     let CheckedRequest {
         verified,
         headers,
@@ -325,12 +327,73 @@ struct CheckedRequest {
     fingerprint: Fingerprint,
 }
 
+/// Seconds a request refused for want of its provider's key is told to wait.
+const KEY_UNAVAILABLE_RETRY_AFTER_SECONDS: u64 = 10;
+
+/// For a provider that serves its own keys (docs/architecture.md §3): the
+/// key the request names, from the cache or fetched within the bounded
+/// wait. A key off the provider's allowlist is a bad signature (401); a key
+/// that cannot be had now is the service's trouble (503, `unavailable`).
+/// `None` for every other provider, and for a request that names no key at
+/// all (the pipeline refuses it with the adapter's own reason).
+async fn provider_key(
+    state: &AppState,
+    endpoint: &Endpoint,
+    headers: &Headers,
+    body: &Bytes,
+) -> Result<Option<ResolvedKey>, Rejection> {
+    let verifier = endpoint.verifier();
+    let adapter = verifier.adapter();
+    // Without the endpoint's own credential nothing is fetched: the
+    // pipeline refuses the request.
+    if !adapter.fetches_keys() || !endpoint.credential_ok(headers) {
+        return Ok(None);
+    }
+    let Ok(Some(reference)) = adapter.key_reference(&hookinbox_verify::Request::new(headers, body))
+    else {
+        return Ok(None);
+    };
+    match state
+        .provider_keys
+        .resolve(endpoint.provider, &reference, endpoint.plaid_credentials())
+        .await
+    {
+        Ok(key) => Ok(Some(ResolvedKey { reference, key })),
+        Err(refused @ (KeyFetchError::NotAllowed(_) | KeyFetchError::Retired(_))) => {
+            if let Some(suppressed) = state.refusals.admit() {
+                tracing::info!(
+                    message = "Refused a request.",
+                    endpoint = %endpoint.id,
+                    reason = Reason::Signature.as_str(),
+                    detail = %refused,
+                    suppressed_since_last_line = suppressed
+                );
+            }
+            Err(Rejection::Verification(Reason::Signature))
+        }
+        Err(KeyFetchError::Unavailable(cause)) => {
+            if let Some(suppressed) = state.refusals.admit() {
+                tracing::warn!(
+                    message = "The provider's signing key is not available; answered 503.",
+                    endpoint = %endpoint.id,
+                    cause = %cause,
+                    suppressed_since_last_line = suppressed
+                );
+            }
+            Err(Rejection::Unavailable {
+                retry_after_seconds: KEY_UNAVAILABLE_RETRY_AFTER_SECONDS,
+            })
+        }
+    }
+}
+
 /// Runs verification (and the fingerprint) in place or on the blocking pool.
 async fn verify(
     endpoint: &Arc<Endpoint>,
     headers: Headers,
     body: Bytes,
     query: Option<String>,
+    fetched: Option<ResolvedKey>,
     refusals: &RefusalLog,
 ) -> Result<CheckedRequest, Rejection> {
     let body_len = body.len();
@@ -339,7 +402,10 @@ async fn verify(
         move || -> Result<CheckedRequest, NotVerified> {
             let request =
                 hookinbox_verify::Request::new(&headers, &body).with_query(query.as_deref());
-            let verified = endpoint.verify_serving(&request, clock::unix_seconds())?;
+            let verified = match &fetched {
+                Some(key) => endpoint.verify_serving(&request, clock::unix_seconds(), key)?,
+                None => endpoint.verify_serving(&request, clock::unix_seconds(), &NoFetchedKeys)?,
+            };
             let fingerprint = Fingerprint::of(&body);
             Ok(CheckedRequest {
                 verified,

@@ -40,6 +40,7 @@ mod handshake_meta;
 mod handshake_probes;
 mod ingress_tls;
 mod key_check;
+mod key_fetch;
 mod key_rotation;
 mod listen;
 mod log_lines;

@@ -7,7 +7,8 @@
 use base64::Engine;
 use hookinbox_verify::providers::generic_hmac::GenericHmacSettings;
 use hookinbox_verify::{
-    adapter_for, AdapterSettings, Headers, Outcome, Request, SecretInput, Verifier,
+    adapter_for, AdapterSettings, FetchedKeys, Headers, Key, KeyError, KeyReference, NoFetchedKeys,
+    Outcome, Request, ResolvedKey, SecretInput, Verifier,
 };
 use serde::Deserialize;
 
@@ -19,6 +20,45 @@ pub struct Vector {
     pub endpoint: EndpointSpec,
     pub request: RequestSpec,
     pub expect: Expect,
+    /// For a provider that serves its own keys: the key the service would
+    /// have fetched for the request (`tests/fixtures/key_fetch/`).
+    #[serde(default)]
+    pub fetched_key: Option<FetchedKeySpec>,
+}
+
+/// The key a vector's request names and what the service fetched for it.
+#[derive(Debug, Deserialize)]
+pub struct FetchedKeySpec {
+    /// The certificate URL the request names, or
+    #[serde(default)]
+    pub certificate_url: Option<String>,
+    /// the key id it names.
+    #[serde(default)]
+    pub kid: Option<String>,
+    /// The fetched public key: a PEM `PUBLIC KEY` (SubjectPublicKeyInfo), RSA or P-256.
+    pub public_key_pem: String,
+}
+
+impl FetchedKeySpec {
+    fn resolved(&self) -> Result<ResolvedKey, String> {
+        let reference = match (&self.certificate_url, &self.kid) {
+            (Some(url), None) => KeyReference::Certificate { url: url.clone() },
+            (None, Some(kid)) => KeyReference::KeyId { kid: kid.clone() },
+            _ => return Err("fetched_key names neither or both of certificate_url, kid".into()),
+        };
+        let key = Key::rsa_from_spki_pem(&self.public_key_pem)
+            .or_else(|_| {
+                let body: String = self
+                    .public_key_pem
+                    .lines()
+                    .filter(|line| !line.starts_with("-----"))
+                    .collect();
+                let der = hookinbox_verify::key::decode_base64(&body).ok_or(KeyError::Base64)?;
+                Key::ecdsa_p256_from_spki_der(&der)
+            })
+            .map_err(|e| format!("fetched_key.public_key_pem: {e}"))?;
+        Ok(ResolvedKey { reference, key })
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -32,6 +72,9 @@ pub struct EndpointSpec {
     /// The verify token of a URL-verification GET (Meta).
     #[serde(default)]
     pub verify_token: Option<String>,
+    /// The webhook id a PayPal endpoint is configured with.
+    #[serde(default)]
+    pub webhook_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -92,6 +135,7 @@ pub fn check(vector: &Vector) -> Result<(), String> {
         generic_hmac: (vector.endpoint.provider == "generic_hmac")
             .then(GenericHmacSettings::example),
         verify_token: vector.endpoint.verify_token.clone(),
+        webhook_id: vector.endpoint.webhook_id.clone(),
     };
     let adapter = adapter_for(&vector.endpoint.provider, &settings).map_err(|e| e.to_string())?;
     let secrets = vector.endpoint.secrets.iter().map(|s| SecretInput {
@@ -113,7 +157,11 @@ pub fn check(vector: &Vector) -> Result<(), String> {
         .decode(&vector.request.body_b64)
         .map_err(|e| format!("bad body_b64: {e}"))?;
     let request = Request::new(&headers, &body).with_query(vector.request.query.as_deref());
-    let result = verifier.verify(&request, vector.now);
+    let fetched: Box<dyn FetchedKeys> = match &vector.fetched_key {
+        Some(spec) => Box::new(spec.resolved()?),
+        None => Box::new(NoFetchedKeys),
+    };
+    let result = verifier.verify_with_keys(&request, vector.now, fetched.as_ref());
     let expect = &vector.expect;
     match (expect.accept, result) {
         (true, Ok(verified)) => {

@@ -83,6 +83,8 @@ pub async fn run(args: SendArgs, out: &mut impl Write) -> anyhow::Result<bool> {
         generic_hmac: None,
         // Only a URL-verification GET reads it; `send` POSTs events.
         verify_token: Some("hookinbox-send".to_owned()),
+        // Only PayPal signs it, and PayPal signs with its own key.
+        webhook_id: None,
     };
     let adapter = adapter_for(provider, &settings).map_err(|error| match provider {
         "generic_hmac" => anyhow::anyhow!(
