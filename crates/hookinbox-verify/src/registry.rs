@@ -115,6 +115,8 @@ const REGISTRY: &[(&str, Build)] = &[
     ("launchdarkly", providers::launchdarkly::build),
     ("circleci", providers::circleci::build),
     ("mux", providers::mux::build),
+    ("okta", providers::okta::build),
+    ("dropbox", providers::dropbox::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -183,6 +185,7 @@ mod tests {
             "woocommerce",
             "bitbucket",
             "sentry",
+            "okta",
         ];
         for name in provider_names() {
             let coverage = adapter_for(name, &settings).unwrap().coverage();

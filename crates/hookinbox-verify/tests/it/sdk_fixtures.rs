@@ -98,6 +98,9 @@ fixture_tests!(
     replicate,
     resend,
     stytch,
+    // Handshake providers of issue #23.
+    dropbox,
+    okta,
 );
 
 /// `box` is a Rust keyword, so its test is not one of the macro's.
