@@ -3,7 +3,7 @@
 #[cfg(feature = "sign")]
 use crate::signer::{Outgoing, SignError, SignedRequest};
 use crate::{
-    Key, KeyError, KeyReference, Outcome, Probe, ProviderFacts, Refusal, Reply, Request,
+    Handover, Key, KeyError, KeyReference, Outcome, Probe, ProviderFacts, Refusal, Reply, Request,
     SignatureClaim, SignatureCoverage,
 };
 
@@ -79,6 +79,22 @@ pub trait Adapter: Send + Sync + std::fmt::Debug {
     /// The answer is never stored.
     fn verification_request(&self, _query: Option<&str>) -> Option<Result<Reply, Refusal>> {
         None
+    }
+
+    /// Recognises the unsigned request in which the provider hands over the
+    /// secret it will sign with (Asana's `X-Hook-Secret`, Notion's
+    /// `verification_token`, see [`crate::handover`]): `None` — the default —
+    /// for every other request, which then goes through the pipeline. The
+    /// service alone decides whether to keep the secret.
+    fn handover(&self, _request: &Request<'_>) -> Option<Result<Handover, Refusal>> {
+        None
+    }
+
+    /// Whether the provider hands its signing secret over at run time
+    /// ([`Adapter::handover`]): then an endpoint may start with no secret
+    /// configured, and verifies nothing until one is handed over.
+    fn learns_secrets(&self) -> bool {
+        false
     }
 
     /// Writes the request the provider would send for `outgoing` (see

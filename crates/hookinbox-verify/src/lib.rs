@@ -29,6 +29,7 @@ pub mod dotted_timestamp;
 pub mod encoding;
 pub mod envelope;
 pub mod freshness;
+pub mod handover;
 pub mod headers;
 pub mod json_fields;
 pub mod key;
@@ -52,6 +53,7 @@ pub use adapter::Adapter;
 pub use catalogue::{ProviderFacts, Signing, VectorSource};
 pub use coverage::{BodyCoverage, SignatureCoverage, UnsignedMetadata};
 pub use envelope::{Envelope, Outcome, Reply};
+pub use handover::Handover;
 pub use headers::Headers;
 pub use key::{Key, KeyError};
 pub use key_reference::{

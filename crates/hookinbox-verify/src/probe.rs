@@ -1,6 +1,7 @@
 //! Requests without a body to verify that some providers send to check a
 //! webhook URL before (or beside) their signed deliveries: Trello's `HEAD`
-//! when a webhook is created, Nylas's `GET ?challenge=…`.
+//! when a webhook is created, Nylas's and Dropbox's `GET ?challenge=…`,
+//! Okta's `GET` with `X-Okta-Verification-Challenge`.
 //!
 //! They carry no signature — the provider has nothing to sign them with yet —
 //! so they are answered by the adapter alone, with a fixed or echoed reply
@@ -8,7 +9,7 @@
 //! nothing. A provider whose adapter answers no probe gets the ordinary
 //! `405 method` for anything but `POST`.
 
-use crate::Reply;
+use crate::{Headers, Reply};
 
 /// A bodiless request to a webhook URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +18,8 @@ pub struct Probe<'a> {
     pub method: &'a str,
     /// The raw query string, without `?`.
     pub query: Option<&'a str>,
+    /// The request's headers (Okta sends its challenge in one).
+    pub headers: &'a Headers,
 }
 
 impl<'a> Probe<'a> {
@@ -28,6 +31,15 @@ impl<'a> Probe<'a> {
             .map(|(_, value)| value.into_owned());
         let value = values.next()?;
         values.next().is_none().then_some(value)
+    }
+
+    /// The answer to a `GET ?{name}=<challenge>` whose challenge is echoed
+    /// as the body (Nylas, Dropbox); `None` for any other probe.
+    pub fn echo_get_parameter(&self, name: &str) -> Option<Reply> {
+        if self.method != "GET" {
+            return None;
+        }
+        echo_challenge(&self.query_parameter(name)?)
     }
 }
 
@@ -52,9 +64,11 @@ mod tests {
 
     #[test]
     fn query_parameters_are_read_once_and_decoded() {
+        let headers = Headers::new();
         let probe = |query| Probe {
             method: "GET",
             query: Some(query),
+            headers: &headers,
         };
         assert_eq!(
             probe("challenge=a%2Bb&x=1").query_parameter("challenge"),

@@ -144,6 +144,8 @@ const REGISTRY: &[(&str, Build)] = &[
     ("paypal", providers::paypal::build),
     ("aws_sns", providers::aws_sns::build),
     ("plaid", providers::plaid::build),
+    ("okta", providers::okta::build),
+    ("dropbox", providers::dropbox::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -220,6 +222,7 @@ mod tests {
             "zendesk",
             "jira",
             "bigcommerce",
+            "okta",
         ];
         for name in provider_names() {
             let coverage = adapter_for(name, &settings).unwrap().coverage();

@@ -13,6 +13,12 @@ pub struct Request<'a> {
     /// The raw query string of the request URL, without `?` (some schemes,
     /// such as Twilio's `bodySHA256`, sign it).
     pub query: Option<&'a str>,
+    /// When the receiver read the request (unix milliseconds), for the one
+    /// kind of provider that sends no id at all and whose notifications are
+    /// hints a retry may repeat (Dropbox): each delivery is then its own
+    /// event. `None` where no receipt is known (an offline check without
+    /// `--now`).
+    pub received_at_ms: Option<i64>,
 }
 
 impl<'a> Request<'a> {
@@ -21,11 +27,17 @@ impl<'a> Request<'a> {
             headers,
             body,
             query: None,
+            received_at_ms: None,
         }
     }
 
     pub fn with_query(mut self, query: Option<&'a str>) -> Self {
         self.query = query;
+        self
+    }
+
+    pub fn with_received_at_ms(mut self, received_at_ms: Option<i64>) -> Self {
+        self.received_at_ms = received_at_ms;
         self
     }
 

@@ -142,8 +142,10 @@ impl Verifier {
                 not_after: secret.not_after,
             });
         }
-        // A provider that serves its own keys needs no configured secret.
-        if versions.is_empty() && !adapter.fetches_keys() {
+        // A provider that serves its own keys needs no configured secret; a
+        // provider that hands its secret over starts with none (until then
+        // every request is refused: the service answers 503).
+        if versions.is_empty() && !adapter.fetches_keys() && !adapter.learns_secrets() {
             return Err(VerifierError::NoSecrets);
         }
         let tolerance_seconds = adapter.default_tolerance_seconds();

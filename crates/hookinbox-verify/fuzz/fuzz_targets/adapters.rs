@@ -19,8 +19,8 @@
 use std::sync::OnceLock;
 
 use hookinbox_verify::{
-    adapter_for, provider_names, Adapter, AdapterSettings, Headers, Outcome, Request, SecretInput,
-    Verifier,
+    adapter_for, provider_names, Adapter, AdapterSettings, Headers, Outcome, Probe, Request,
+    SecretInput, Verifier,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -195,7 +195,9 @@ fuzz_target!(|data: &[u8]| {
         .provider
         .and_then(|p| endpoints.iter().position(|e| e.name == p))
         .unwrap_or_else(|| usize::from(data.first().copied().unwrap_or(0)) % endpoints.len());
-    let request = Request::new(&input.headers, input.body).with_query(input.query.as_deref());
+    let request = Request::new(&input.headers, input.body)
+        .with_query(input.query.as_deref())
+        .with_received_at_ms(input.now.checked_mul(1000));
 
     for (index, endpoint) in endpoints.iter().enumerate() {
         match endpoint.adapter.claim(&request) {
@@ -214,6 +216,19 @@ fuzz_target!(|data: &[u8]| {
         // the query alone; whatever it answers must not panic.
         if let Some(Err(refusal)) = endpoint.adapter.verification_request(request.query) {
             check_detail(endpoint.name, &refusal.detail);
+        }
+        // The unsigned handover of a signing secret (Asana, Notion) and the
+        // bodiless probes (Dropbox's and Okta's challenges) read headers,
+        // query and body before any signature.
+        if let Some(Err(refusal)) = endpoint.adapter.handover(&request) {
+            check_detail(endpoint.name, &refusal.detail);
+        }
+        for method in ["GET", "HEAD"] {
+            let _ = endpoint.adapter.probe(&Probe {
+                method,
+                query: request.query,
+                headers: request.headers,
+            });
         }
         if index == selected {
             // As if verified: the body parsing behind the signature check

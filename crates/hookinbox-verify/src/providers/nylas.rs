@@ -23,7 +23,6 @@
 //!   are kept, an assumption to revisit when Nylas documents one.
 
 use crate::envelope::{self, Reply};
-use crate::probe::echo_challenge;
 use crate::registry::{AdapterSettings, SettingsError};
 use crate::{
     Adapter, Algorithm, Key, KeyError, Outcome, Probe, ProviderFacts, Refusal, Request,
@@ -96,10 +95,7 @@ impl Adapter for Nylas {
     }
 
     fn probe(&self, probe: &Probe<'_>) -> Option<Reply> {
-        if probe.method != "GET" {
-            return None;
-        }
-        echo_challenge(&probe.query_parameter("challenge")?)
+        probe.echo_get_parameter("challenge")
     }
 
     #[cfg(feature = "sign")]
@@ -161,10 +157,12 @@ mod tests {
 
     #[test]
     fn the_challenge_get_is_echoed() {
+        let headers = Headers::new();
         let probe = |method, query| {
             Nylas.probe(&Probe {
                 method,
                 query: Some(query),
+                headers: &headers,
             })
         };
         let reply = probe("GET", "challenge=bc609b38-c81f-47fb").unwrap();

@@ -199,14 +199,17 @@ mod tests {
     #[test]
     fn head_is_answered_and_get_is_not() {
         let trello = adapter(Some(URL)).unwrap();
+        let headers = crate::Headers::new();
         let head = Probe {
             method: "HEAD",
             query: None,
+            headers: &headers,
         };
         assert_eq!(trello.probe(&head).unwrap().status, 200);
         let get = Probe {
             method: "GET",
             query: None,
+            headers: &headers,
         };
         assert!(trello.probe(&get).is_none());
     }

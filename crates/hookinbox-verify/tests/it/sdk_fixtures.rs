@@ -123,6 +123,9 @@ fixture_tests!(
     pagerduty,
     recharge,
     veriff,
+    // Handshake providers of issue #23.
+    dropbox,
+    okta,
 );
 
 /// `box` is a Rust keyword, so its test is not one of the macro's.

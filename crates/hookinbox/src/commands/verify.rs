@@ -39,7 +39,10 @@ pub fn run(
     let body =
         std::fs::read(body_file).with_context(|| format!("cannot read {}", body_file.display()))?;
     let now = now.unwrap_or_else(clock::unix_seconds);
-    let request = Request::new(&headers, &body).with_query(query);
+    // The receipt of an offline check is its `now` (Dropbox's ids are receipts).
+    let request = Request::new(&headers, &body)
+        .with_query(query)
+        .with_received_at_ms(now.checked_mul(1000));
 
     note!(
         "endpoint `{}` (provider {}), verifying at {now}",

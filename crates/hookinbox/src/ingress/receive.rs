@@ -170,7 +170,16 @@ async fn pipeline(
     let headers = to_verify_headers(&parts.headers);
     let query = parts.uri.query().map(str::to_owned);
     let fetched = provider_key(state, &endpoint, &headers, &body).await?;
-    let checked = verify(&endpoint, headers, body, query, fetched, &state.refusals).await?;
+    let checked = verify(
+        &endpoint,
+        headers,
+        body,
+        query,
+        received_at_ms,
+        fetched,
+        &state.refusals,
+    )
+    .await?;
     let CheckedRequest {
         verified,
         headers,
@@ -393,6 +402,7 @@ async fn verify(
     headers: Headers,
     body: Bytes,
     query: Option<String>,
+    received_at_ms: i64,
     fetched: Option<ResolvedKey>,
     refusals: &RefusalLog,
 ) -> Result<CheckedRequest, Rejection> {
@@ -400,8 +410,9 @@ async fn verify(
     let run = {
         let endpoint = Arc::clone(endpoint);
         move || -> Result<CheckedRequest, NotVerified> {
-            let request =
-                hookinbox_verify::Request::new(&headers, &body).with_query(query.as_deref());
+            let request = hookinbox_verify::Request::new(&headers, &body)
+                .with_query(query.as_deref())
+                .with_received_at_ms(Some(received_at_ms));
             let verified = match &fetched {
                 Some(key) => endpoint.verify_serving(&request, clock::unix_seconds(), key)?,
                 None => endpoint.verify_serving(&request, clock::unix_seconds(), &NoFetchedKeys)?,
@@ -455,19 +466,22 @@ async fn verify(
 }
 
 /// A bodiless probe of a known endpoint's URL (Trello's `HEAD`, Nylas's
-/// `GET ?challenge=`), answered by its adapter without verification or
-/// storage (docs/architecture.md §3). `None` when the endpoint is unknown or
-/// its provider sends no such probe: then the method is refused, as it is
-/// for any endpoint, so a probe cannot tell which endpoints exist.
+/// and Dropbox's `GET ?challenge=`, Okta's verification `GET`), answered by
+/// its adapter without verification or storage (docs/architecture.md §3).
+/// `None` when the endpoint is unknown or its provider sends no such probe:
+/// then the method is refused, as it is for any endpoint, so a probe cannot
+/// tell which endpoints exist.
 fn probe(
     state: &AppState,
     endpoint_id: Option<&str>,
     parts: &request::Parts,
 ) -> Option<(Response, IngressOutcome)> {
     let endpoint = state.endpoints.get(endpoint_id?)?;
+    let headers = to_verify_headers(&parts.headers);
     let probe = hookinbox_verify::Probe {
         method: parts.method.as_str(),
         query: parts.uri.query(),
+        headers: &headers,
     };
     let reply = endpoint.verifier().adapter().probe(&probe)?;
     Some((handshake(reply), IngressOutcome::Handshake))

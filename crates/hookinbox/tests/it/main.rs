@@ -37,6 +37,7 @@ mod flow_control;
 mod handler_target;
 mod handshake;
 mod handshake_meta;
+mod handshake_okta_dropbox;
 mod handshake_probes;
 mod ingress_tls;
 mod key_check;

@@ -156,7 +156,10 @@ pub fn check(vector: &Vector) -> Result<(), String> {
     let body = base64::engine::general_purpose::STANDARD
         .decode(&vector.request.body_b64)
         .map_err(|e| format!("bad body_b64: {e}"))?;
-    let request = Request::new(&headers, &body).with_query(vector.request.query.as_deref());
+    // A vector is received at its `now` (Dropbox's ids are receipts).
+    let request = Request::new(&headers, &body)
+        .with_query(vector.request.query.as_deref())
+        .with_received_at_ms(vector.now.checked_mul(1000));
     let fetched: Box<dyn FetchedKeys> = match &vector.fetched_key {
         Some(spec) => Box::new(spec.resolved()?),
         None => Box::new(NoFetchedKeys),
