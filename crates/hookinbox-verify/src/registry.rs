@@ -144,6 +144,8 @@ const REGISTRY: &[(&str, Build)] = &[
     ("paypal", providers::paypal::build),
     ("aws_sns", providers::aws_sns::build),
     ("plaid", providers::plaid::build),
+    ("pandadoc", providers::pandadoc::build),
+    ("elevenlabs", providers::elevenlabs::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -220,6 +222,8 @@ mod tests {
             "zendesk",
             "jira",
             "bigcommerce",
+            // Header `X-PandaDoc-Webhook-Event-Id`, else the body fingerprint.
+            "pandadoc",
         ];
         for name in provider_names() {
             let coverage = adapter_for(name, &settings).unwrap().coverage();

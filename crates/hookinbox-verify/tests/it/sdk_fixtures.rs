@@ -123,6 +123,8 @@ fixture_tests!(
     pagerduty,
     recharge,
     veriff,
+    pandadoc,
+    elevenlabs,
 );
 
 /// `box` is a Rust keyword, so its test is not one of the macro's.
