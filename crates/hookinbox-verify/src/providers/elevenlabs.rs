@@ -49,10 +49,11 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     docs_url: "https://elevenlabs.io/docs/eleven-api/resources/webhooks",
     scheme: "HMAC-SHA256, hex, `ElevenLabs-Signature: t=…,v0=…`",
     signed_parts: "`{t}.{body}`",
-    id_source: "`{type}:{data.conversation_id}` (or `data.voice_id`, else `{type}@{event_timestamp}`) (signed)",
+    id_source:
+        "`{type}:{data.conversation_id}` (or `data.voice_id`, else `{type}@{event_timestamp}`)",
     handshake: None,
     batch: None,
-    vectors: VectorSource::OfficialSdk("elevenlabs (PyPI)"),
+    vectors: VectorSource::OfficialSdk("elevenlabs (PyPI) verifies; Python hmac signs as it reads"),
     signing: crate::Signing::Symmetric,
 };
 

@@ -55,7 +55,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     docs_url: "https://developers.pandadoc.com/docs/webhook-verification",
     scheme: "HMAC-SHA256, hex, query parameter `signature`",
     signed_parts: "raw body",
-    id_source: "header `X-PandaDoc-Webhook-Event-Id` (unsigned), else body fingerprint",
+    id_source: "header `X-PandaDoc-Webhook-Event-Id`, else body fingerprint",
     handshake: None,
     batch: Some("a JSON array of notifications; the request is stored as one event"),
     vectors: VectorSource::IndependentPython(
