@@ -163,6 +163,13 @@ pub fn rfc3339_seconds(text: &str) -> Option<i64> {
         .map(time::OffsetDateTime::unix_timestamp)
 }
 
+/// The id of an event its provider names only by its content: `sha256:` and
+/// the hex SHA-256 of the signed raw body (a retry resends the same bytes).
+pub fn body_fingerprint(body: &[u8]) -> String {
+    use sha2::Digest;
+    format!("sha256:{}", hex::encode(sha2::Sha256::digest(body)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

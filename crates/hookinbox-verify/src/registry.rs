@@ -146,6 +146,8 @@ const REGISTRY: &[(&str, Build)] = &[
     ("plaid", providers::plaid::build),
     ("okta", providers::okta::build),
     ("dropbox", providers::dropbox::build),
+    ("pandadoc", providers::pandadoc::build),
+    ("elevenlabs", providers::elevenlabs::build),
 ];
 
 /// Builds the adapter for a provider name.
@@ -223,6 +225,8 @@ mod tests {
             "jira",
             "bigcommerce",
             "okta",
+            // Header `X-PandaDoc-Webhook-Event-Id`, else the body fingerprint.
+            "pandadoc",
         ];
         for name in provider_names() {
             let coverage = adapter_for(name, &settings).unwrap().coverage();

@@ -71,6 +71,9 @@ const SECRETS: &[&str] = &[
     "fixtureNetlifyCurrentJwsSecret01",
     "ZmixturePlivoCurrentAuthToken0001",
     "fixtureVonageCurrentSignatureSecret01",
+    // Issue #23, pandadoc and elevenlabs: the current secret of each fixture file.
+    "fixturePandaDocCurrentSharedKey0001",
+    "wsec_fixtureElevenLabsCurrent0000000000000001",
 ];
 
 const DEFAULT_NOW: i64 = 1_700_000_000;

@@ -7,6 +7,7 @@ pub mod aftership;
 pub mod airtable;
 pub mod airwallex;
 pub mod alchemy;
+pub mod aws_sns;
 pub mod beehiiv;
 pub mod bigcommerce;
 pub mod aws_sns;
@@ -103,7 +104,9 @@ pub mod plivo;
 pub mod vonage;
 // Issue #23, branch provB.
 pub mod buildkite;
+pub mod elevenlabs;
 pub mod frame_io;
+pub mod pandadoc;
 pub mod sumsub;
 pub mod tailscale;
 pub mod vapi;

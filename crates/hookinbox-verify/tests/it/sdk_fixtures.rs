@@ -126,6 +126,8 @@ fixture_tests!(
     // Handshake providers of issue #23.
     dropbox,
     okta,
+    pandadoc,
+    elevenlabs,
 );
 
 /// `box` is a Rust keyword, so its test is not one of the macro's.

@@ -404,6 +404,8 @@ fn reproduce(vector: &Vector) -> Result<usize, String> {
         if query != sent {
             return Err(format!("query: wrote {query:?}, the vector has {sent:?}"));
         }
+        // A signature carried in the query (PandaDoc's) counts as reproduced.
+        compared += 1;
     }
     let signature_in_body = signed.headers.len() == 1;
     if compared == 0 && !signature_in_body {
