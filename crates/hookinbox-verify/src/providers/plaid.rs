@@ -18,8 +18,13 @@
 //!   credentials, and a key Plaid marks expired is not used.
 //! - Tolerance: 5 minutes on `iat`, as Plaid says, either way.
 //! - Event id: Plaid's webhooks carry none (`webhook_type`, `webhook_code`,
-//!   `item_id`, …), so it is the body's fingerprint, `sha256:` and the hex
-//!   SHA-256 of the body, the same when Plaid sends the same webhook again.
+//!   `item_id`, …), and two real notifications can have the same body (a
+//!   second `SYNC_UPDATES_AVAILABLE` for one item), so neither the body nor
+//!   its hash can name one (docs/architecture.md §3). The id is built from
+//!   signed values: `{webhook_type}.{webhook_code}:{item_id}@{iat}`, the
+//!   token's signed time making each sending its own event. A retry Plaid
+//!   signs anew is then stored again: at least once, never lost — Plaid's
+//!   webhooks are hints to call its API, which is idempotent.
 //!   Type: `{webhook_type}.{webhook_code}`. Object id: `item_id`.
 //! - Redelivery window: one day.
 
@@ -44,7 +49,7 @@ pub(crate) const FACTS: ProviderFacts = ProviderFacts {
     docs_url: "https://plaid.com/docs/api/webhooks/webhook-verification/",
     scheme: "JWT (ES256) in `Plaid-Verification`, under the key Plaid's API serves for its `kid`",
     signed_parts: "the JWT, whose `request_body_sha256` is the SHA-256 of the raw body and `iat` the signed time",
-    id_source: "body fingerprint (SHA-256 of the signed body)",
+    id_source: "`{webhook_type}.{webhook_code}:{item_id}@{iat}`: the JWT's signed time names each sending",
     handshake: None,
     batch: None,
     vectors: VectorSource::IndependentPython(
@@ -84,6 +89,17 @@ fn base64url(part: &str) -> Option<Vec<u8>> {
     base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(part.trim_end_matches('='))
         .ok()
+}
+
+/// The token's signed claims (its signature is checked by the pipeline).
+fn claims(token: &Token<'_>) -> Result<JwtClaims, Refusal> {
+    base64url(token.payload)
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .ok_or_else(|| {
+            Refusal::malformed_signature(
+                "the JWT payload is not base64url JSON with iat and request_body_sha256",
+            )
+        })
 }
 
 fn token<'h>(request: &Request<'h>) -> Result<Token<'h>, Refusal> {
@@ -157,13 +173,7 @@ impl Adapter for Plaid {
 
     fn claim<'r>(&self, request: &Request<'r>) -> Result<SignatureClaim<'r>, Refusal> {
         let token = token(request)?;
-        let claims: JwtClaims = base64url(token.payload)
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-            .ok_or_else(|| {
-                Refusal::malformed_signature(
-                    "the JWT payload is not base64url JSON with iat and request_body_sha256",
-                )
-            })?;
+        let claims = claims(&token)?;
         let signature = base64url(token.signature)
             .filter(|bytes| bytes.len() == 64)
             .ok_or_else(|| Refusal::malformed_signature("the JWT signature is not 64 bytes"))?;
@@ -188,17 +198,24 @@ impl Adapter for Plaid {
 
     fn envelope(&self, request: &Request<'_>, _key: &Key) -> Result<Outcome, Refusal> {
         let body = envelope::json(request.body)?;
-        let event_type = match (
+        let (Some(kind), Some(code)) = (
             envelope::string_at(&body, "/webhook_type"),
             envelope::string_at(&body, "/webhook_code"),
-        ) {
-            (Some(kind), Some(code)) => Some(format!("{kind}.{code}")),
-            (kind, code) => kind.or(code),
+        ) else {
+            return Err(Refusal::missing_event_id(
+                "no `webhook_type` and `webhook_code` to name the event",
+            ));
         };
-        let id = format!("sha256:{}", hex::encode(sha2::Sha256::digest(request.body)));
+        let event_type = format!("{kind}.{code}");
+        let signed_at = claims(&token(request)?)?.iat;
+        let item = envelope::string_at(&body, "/item_id");
+        let id = match &item {
+            Some(item) => format!("{event_type}:{item}@{signed_at}"),
+            None => format!("{event_type}@{signed_at}"),
+        };
         let event = Envelope::with_id(id)?
-            .event_type(event_type)
-            .object_id(envelope::string_at(&body, "/item_id"));
+            .event_type(Some(event_type))
+            .object_id(item);
         Ok(Outcome::Event(event))
     }
 }
@@ -256,7 +273,11 @@ mod tests {
         let token = jwt("ES256", "kid-1", NOW, BODY);
         let verified = verify(&token, BODY, NOW, public_key()).unwrap();
         let event = verified.event().unwrap();
-        assert!(event.event_id.starts_with("sha256:"));
+        // Built from signed values: the type, the item and the token's time.
+        assert_eq!(
+            event.event_id,
+            format!("TRANSACTIONS.DEFAULT_UPDATE:wz666MBjYWTp2PDzzggYhM6oWWmBb@{NOW}")
+        );
         assert_eq!(
             event.event_type.as_deref(),
             Some("TRANSACTIONS.DEFAULT_UPDATE")
