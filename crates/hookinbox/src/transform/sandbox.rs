@@ -102,17 +102,22 @@ impl std::fmt::Debug for Sandbox {
 /// The deadline the interrupt handler checks, and whether it fired.
 struct CallClock {
     started: Instant,
-    /// Milliseconds after `started`, plus one; 0 when no call runs.
+    /// Nanoseconds after `started`, plus one; 0 when no call runs. Whole
+    /// milliseconds would let a call stop up to 1 ms before its limit.
     deadline: AtomicU64,
     fired: AtomicBool,
+}
+
+/// A duration in nanoseconds (u64 holds 584 years).
+fn nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
 impl CallClock {
     fn arm(&self, limit: Duration) {
         self.fired.store(false, Ordering::Relaxed);
         let deadline = self.started.elapsed() + limit;
-        self.deadline
-            .store(deadline.as_millis() as u64 + 1, Ordering::Relaxed);
+        self.deadline.store(nanos(deadline) + 1, Ordering::Relaxed);
     }
 
     fn disarm(&self) -> bool {
@@ -122,7 +127,7 @@ impl CallClock {
 
     fn interrupt(&self) -> bool {
         let deadline = self.deadline.load(Ordering::Relaxed);
-        if deadline != 0 && self.started.elapsed().as_millis() as u64 + 1 >= deadline {
+        if deadline != 0 && nanos(self.started.elapsed()) + 1 >= deadline {
             self.fired.store(true, Ordering::Relaxed);
             return true;
         }
