@@ -164,7 +164,7 @@ async fn a_worker_killed_with_its_leases_held_leaves_nothing_undelivered() {
     assert!(under_way, "delivered: {}", sink.accepted().len());
     doomed.kill9();
     let leased_by_the_dead = schema
-        .count("SELECT count(*) FROM delivery WHERE status = 'IN_FLIGHT'")
+        .count("SELECT count(*) FROM delivery WHERE status = 'LEASED'")
         .await;
 
     let finished = async {
@@ -188,12 +188,15 @@ async fn a_worker_killed_with_its_leases_held_leaves_nothing_undelivered() {
         delivered, acked,
         "every acknowledged event reached the target"
     );
-    // At-least-once: only what the dead worker had in flight may come twice.
+    // At-least-once: only what was leased and not yet settled at the kill
+    // may come twice (sent, answered, its settlement not committed). Leases
+    // are taken in batches and settlements group-committed, so that is not
+    // bounded by the target's concurrency but by the rows still IN_FLIGHT
+    // right after the kill (the survivor's included).
     let repeats = keys.len() - delivered.len();
     assert!(
-        repeats <= 16,
-        "{repeats} repeats, more than two workers' worth of in-flight deliveries \
-         ({leased_by_the_dead} were leased at the kill)"
+        repeats <= leased_by_the_dead as usize,
+        "{repeats} repeats, more than the {leased_by_the_dead} deliveries leased at the kill"
     );
 }
 
