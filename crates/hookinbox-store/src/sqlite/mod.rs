@@ -37,7 +37,7 @@ mod write_backoff;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -122,6 +122,10 @@ pub struct SqliteStore {
     checkpointer: Option<JoinHandle<()>>,
     reader: Arc<SqliteReader>,
     keys: Option<Arc<EncryptionKeys>>,
+    /// A purge purged something but could not truncate the WAL (the store
+    /// was busy): the next purge truncates it, even if it purges nothing,
+    /// or the purged content would stay in the WAL's old frames.
+    wal_truncation_owed: AtomicBool,
 }
 
 /// Opens a connection with the pragmas every hookinbox connection uses.
@@ -239,6 +243,7 @@ impl SqliteStore {
             checkpointer: Some(checkpointer),
             reader,
             keys: options.keys,
+            wal_truncation_owed: AtomicBool::new(false),
         })
     }
 
@@ -472,19 +477,25 @@ impl SqliteStore {
     }
 
     /// Checkpoints and truncates the WAL after a purge (`wal_truncate`),
-    /// best effort: a busy store is left alone until the next purge.
-    async fn truncate_wal(&self) {
+    /// best effort: whether it was done; a busy store is left alone until
+    /// the next purge, which tries again (`wal_truncation_owed`).
+    async fn truncate_wal(&self) -> bool {
         let path = self.reader.path().to_owned();
         let done = tokio::task::spawn_blocking(move || wal_truncate::truncate(&path)).await;
         match done {
-            Ok(Ok(true)) => {}
+            Ok(Ok(true)) => true,
             Ok(Ok(false)) => {
-                tracing::debug!(message = "WAL truncation after a purge found the store busy.")
+                tracing::debug!(message = "WAL truncation after a purge found the store busy.");
+                false
             }
             Ok(Err(error)) => {
-                tracing::warn!(message = "WAL truncation after a purge failed.", %error)
+                tracing::warn!(message = "WAL truncation after a purge failed.", %error);
+                false
             }
-            Err(error) => tracing::warn!(message = "WAL truncation after a purge failed.", %error),
+            Err(error) => {
+                tracing::warn!(message = "WAL truncation after a purge failed.", %error);
+                false
+            }
         }
     }
 }
@@ -549,7 +560,11 @@ impl SqliteStore {
             // The last batch of a purge that purged something: sparse
             // segments are compacted, and the WAL loses the purged content.
             segments_deleted += self.reclaim_segments().await?;
-            self.truncate_wal().await;
+            self.wal_truncation_owed.store(true, Ordering::Relaxed);
+        }
+        if remaining.is_empty() && self.wal_truncation_owed.load(Ordering::Relaxed) {
+            let done = self.truncate_wal().await;
+            self.wal_truncation_owed.store(!done, Ordering::Relaxed);
         }
         Ok(PurgeProgress {
             purged,

@@ -644,3 +644,45 @@ async fn a_writer_whose_segment_another_process_purged_moves_to_a_new_one() {
     assert!(!segment_file(&path, 1).exists());
     assert!(segment_file(&path, 2).exists());
 }
+
+/// Purge means gone (docs/architecture.md §6): the accepts' frames stay in
+/// the WAL until it is truncated, and a truncation a busy store refused is
+/// owed, so the next purge does it even when it purges nothing.
+#[tokio::test]
+async fn a_wal_truncation_a_reader_blocked_is_done_by_the_next_purge() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inbox.db");
+    let wal = dir.path().join("inbox.db-wal");
+    let store = SqliteStore::open(SqliteOptions::new(&path)).unwrap();
+    for n in 0..3 {
+        let id = format!("old-{n}");
+        store
+            .accept(accepted_at(&id, padded(&id, 1000), 1_000))
+            .await
+            .unwrap();
+    }
+    let raw = hookinbox_store::RetentionPolicy {
+        raw_payload: Some(std::time::Duration::from_secs(10)),
+        ..Default::default()
+    };
+    // A reader on an old snapshot: the truncation cannot run.
+    let reader = rusqlite::Connection::open(&path).unwrap();
+    reader.execute_batch("BEGIN").unwrap();
+    let rows: i64 = reader
+        .query_row("SELECT count(*) FROM inbox", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(rows, 3);
+    let progress = store.purge_batch(&raw, 100_000, 10).await.unwrap();
+    assert_eq!(progress.purged.raw_payloads, 3);
+    assert!(std::fs::metadata(&wal).unwrap().len() > 0);
+
+    reader.execute_batch("COMMIT").unwrap();
+    drop(reader);
+    let progress = store.purge_batch(&raw, 100_000, 10).await.unwrap();
+    assert_eq!(progress.purged.raw_payloads, 0, "nothing left to purge");
+    assert_eq!(
+        std::fs::metadata(&wal).unwrap().len(),
+        0,
+        "the owed truncation was done by the purge that purged nothing"
+    );
+}
