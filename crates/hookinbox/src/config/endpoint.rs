@@ -232,7 +232,9 @@ impl Endpoint {
                     "must be non-empty and unique within the endpoint",
                 ));
             }
-            targets.push(Target::from_file(target, &target_field, base_dir)?);
+            let target = Target::from_file(target, &target_field, base_dir)?;
+            target.check_filter_over_samples(provider, &file.id, &target_field)?;
+            targets.push(target);
         }
         let reconcile = file
             .reconcile

@@ -12,7 +12,7 @@ use hyper::Uri;
 use secrecy::SecretString;
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::routing::{EventTypePatterns, TargetFilter, TargetRoute};
+use crate::routing::{EventTypePatterns, RoutedEvent, TargetFilter, TargetRoute};
 
 use super::checks::{non_zero_u32, non_zero_usize, positive};
 use super::flow_control::{CircuitBreakerSettings, FlowControl, TargetRateLimit};
@@ -231,6 +231,49 @@ fn target_route(file: &TargetFile, field: &str) -> Result<TargetRoute, ConfigErr
         event_types,
         filter,
     })
+}
+
+impl Target {
+    /// Runs the target's `filter` over the sample events of `provider`
+    /// that `hookinbox send` bundles (real payloads): a filter that
+    /// compares or computes with values of the wrong type there is refused,
+    /// naming the target, the sample and the position.
+    pub(super) fn check_filter_over_samples(
+        &self,
+        provider: &str,
+        endpoint: &str,
+        field: &str,
+    ) -> Result<(), ConfigError> {
+        let Some(filter) = &self.route.filter else {
+            return Ok(());
+        };
+        for sample in crate::commands::send::samples::of(Some(provider)) {
+            let headers: Vec<(String, String)> = sample
+                .headers
+                .iter()
+                .map(|(name, value)| (name.to_ascii_lowercase(), (*value).to_owned()))
+                .collect();
+            let event = RoutedEvent {
+                provider,
+                endpoint,
+                id: "sample",
+                event_type: Some(sample.name),
+                received_at_ms: 0,
+                matched_secret_version: "sample",
+                headers: &headers,
+                content_type: Some("application/json"),
+                body: sample.body,
+            };
+            let name = format!("the {provider} sample event `{}`", sample.name);
+            filter.check_over(&event, &name).map_err(|why| {
+                ConfigError::invalid(
+                    format!("{field}.filter"),
+                    format!("target `{}`: {why}", self.name),
+                )
+            })?;
+        }
+        Ok(())
+    }
 }
 
 /// The fields of `[[endpoint.target]]` that only some kinds take, which a

@@ -893,3 +893,49 @@ fn mqtt_target_rules_name_their_field() {
         assert!(!error.contains("pw-leak"), "{error}");
     }
 }
+
+/// `MINIMAL` (a Stripe endpoint) with a handler target `fraud` whose
+/// `filter` is the TOML string `filter`.
+fn with_filter(filter: &str) -> String {
+    with_target(&format!(
+        "name = \"fraud\"\nkind = \"handler\"\nfilter = {filter}"
+    ))
+}
+
+#[test]
+fn a_filter_refused_at_start_names_the_target_and_the_position() {
+    let field = "endpoint[0].target[0].filter: target `fraud`: ";
+    for (filter, expected) in [
+        ("'event.type == '", "does not parse at 1:15: "),
+        ("'event.type > 5'", "at 1:12: compares string with int"),
+        (
+            "'evnt.type == \"invoice.paid\"'",
+            "at 1:1: `evnt` is not a variable or function here",
+        ),
+        ("'event.type'", "at 1:1: answers string, not a boolean"),
+        (
+            "'body.data.object.amount > \"1000\"'",
+            "at 1:25: compares int with string (over the stripe sample event \
+             `payment_intent.succeeded`)",
+        ),
+    ] {
+        let message = refusal(&with_filter(filter));
+        assert!(
+            message.contains(&format!("{field}{expected}")),
+            "{filter}: {message}"
+        );
+        assert_eq!(message.lines().count(), 1, "{message}");
+    }
+}
+
+#[test]
+fn a_filter_over_fields_a_sample_lacks_or_holds_as_null_is_accepted() {
+    for filter in [
+        // `request.id` is null in the Stripe sample: data, not a type.
+        "'body.request.id > 5'",
+        "'body.data.object.amount > 1000 && event.type.startsWith(\"payment_intent.\")'",
+        "'has(body.data.object.customer) && body.data.object.customer == \"cus_1\"'",
+    ] {
+        parse_at(&with_filter(filter)).unwrap_or_else(|error| panic!("{filter}: {error}"));
+    }
+}

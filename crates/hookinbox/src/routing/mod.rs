@@ -6,6 +6,7 @@
 
 mod event_type_patterns;
 mod filter_input;
+mod filter_position;
 mod routing_decision;
 mod target_filter;
 mod target_route;

@@ -4,6 +4,7 @@
 use base64::Engine;
 
 use super::filter_input::FilterInput;
+use super::filter_position::FilterPosition;
 use super::target_filter::{FilterCompileError, FilterRunError};
 use super::*;
 
@@ -207,25 +208,168 @@ fn run_time_failures_do_not_match_and_are_named() {
     assert_eq!(decision.not_routed, ["fraud"]);
 }
 
+/// The message and position of a filter refused at configuration time.
+fn refused(source: &str) -> (FilterCompileError, String) {
+    let error = TargetFilter::compile(source).expect_err(source);
+    let text = error.to_string();
+    (error, text)
+}
+
 #[test]
-fn config_time_errors_name_the_position_or_the_type() {
-    let syntax = TargetFilter::compile("event.type == ").expect_err("syntax");
-    assert!(matches!(syntax, FilterCompileError::Syntax(_)));
-    assert!(syntax.to_string().contains("<input>:1:"), "{syntax}");
-    for not_typed in [
-        "event.type > 5",
-        "event.received_at_ms + \"x\" == 1",
-        "evnt.type == \"invoice.paid\"",
-        "event.type",
+fn a_filter_that_does_not_parse_names_the_line_and_column() {
+    let (error, text) = refused("event.type == ");
+    assert!(
+        matches!(
+            error,
+            FilterCompileError::Syntax {
+                at: FilterPosition {
+                    line: 1,
+                    column: 15
+                },
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(text.starts_with("does not parse at 1:15: "), "{text}");
+    assert_eq!(text.lines().count(), 1, "one line for config check: {text}");
+    let (error, text) = refused("event.type == \"a\" &&\n  body.amount >");
+    assert!(
+        matches!(
+            error,
+            FilterCompileError::Syntax {
+                at: FilterPosition { line: 2, .. },
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(text.starts_with("does not parse at 2:"), "{text}");
+}
+
+#[test]
+fn type_errors_over_the_event_fields_name_the_position() {
+    for (source, at, why) in [
+        ("event.type > 5", "1:12", "compares string with int"),
+        (
+            "event.received_at_ms + \"x\" == 1",
+            "1:22",
+            "`+` does not apply to int and string",
+        ),
+        (
+            "evnt.type == \"invoice.paid\"",
+            "1:1",
+            "`evnt` is not a variable or function here",
+        ),
+        (
+            "event.type == \"invoice.paid\" &&\n  event.received_at_ms > \"x\"",
+            "2:24",
+            "compares int with string",
+        ),
     ] {
-        let error = TargetFilter::compile(not_typed).expect_err(not_typed);
+        let (error, text) = refused(source);
         assert!(
-            matches!(error, FilterCompileError::Type(_)),
-            "{not_typed}: {error}"
+            matches!(error, FilterCompileError::Type { over: None, .. }),
+            "{source}: {error:?}"
+        );
+        assert!(
+            text.starts_with(&format!("at {at}: {why}")),
+            "{source}: {text}"
         );
     }
+    let (error, text) = refused("event.type");
+    assert!(
+        matches!(error, FilterCompileError::Type { at: Some(_), .. }),
+        "{error:?}"
+    );
+    assert!(text.contains("answers string, not a boolean"), "{text}");
     TargetFilter::compile("body.data.object.amount > 1000").expect("body fields are data");
     TargetFilter::compile(r#"headers["x-github-event"] == "push""#).expect("headers are data");
+}
+
+/// What `config check` adds to the probe: the filter over the provider's
+/// real payloads.
+fn check_over(
+    source: &str,
+    sample: &Sample,
+    provider: &str,
+    event_type: &str,
+) -> Result<(), FilterCompileError> {
+    // As `config check` runs it: the bundled samples are JSON.
+    let event = RoutedEvent {
+        content_type: Some("application/json"),
+        ..sample.event(provider, Some(event_type))
+    };
+    TargetFilter::compile(source)
+        .expect("compiles over the empty probe")
+        .check_over(&event, "the sample")
+}
+
+#[test]
+fn type_errors_over_real_payloads_are_found_at_config_time() {
+    let stripe = Sample::named(STRIPE, "stripe/valid");
+    let shopify = Sample::named(SHOPIFY, "shopify/valid");
+    let github = Sample::named(GITHUB, "github/valid");
+    // A quoted number against Stripe's integer amount.
+    let error = check_over(
+        r#"body.data.object.amount_paid > "1000""#,
+        &stripe,
+        "stripe",
+        "invoice.paid",
+    )
+    .expect_err("int against string");
+    let text = error.to_string();
+    assert!(
+        text.starts_with("at 1:30: compares int with string (over the sample)"),
+        "{text}"
+    );
+    // Shopify sends prices as strings: a number is a type error, a cast is not.
+    let error = check_over(
+        "body.total_price > 100",
+        &shopify,
+        "shopify",
+        "orders/create",
+    )
+    .expect_err("string against int");
+    assert!(
+        error
+            .to_string()
+            .starts_with("at 1:18: compares string with int"),
+        "{error}"
+    );
+    check_over(
+        "double(body.total_price) > 100.0",
+        &shopify,
+        "shopify",
+        "orders/create",
+    )
+    .expect("cast first");
+    // GitHub's `number` is an int; `size` of it has no overload.
+    let error = check_over("size(body.number) > 1", &github, "github", "pull_request")
+        .expect_err("size of an int");
+    assert!(error.to_string().starts_with("at 1:5: "), "{error}");
+    // What the sample lacks is data, not a type error; so is a null.
+    check_over(
+        r#"body.data.object.amount > "1""#,
+        &stripe,
+        "stripe",
+        "invoice.paid",
+    )
+    .expect("a field this sample lacks");
+    check_over(
+        r#"body.ref == "refs/heads/main""#,
+        &github,
+        "github",
+        "pull_request",
+    )
+    .expect("a push field on a pull request");
+    check_over(
+        "body.data.object.amount_paid > 1000 && body.livemode == false",
+        &stripe,
+        "stripe",
+        "invoice.paid",
+    )
+    .expect("well typed");
 }
 
 /// The README's routing recipes, as one endpoint's targets.

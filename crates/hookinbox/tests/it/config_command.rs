@@ -195,6 +195,20 @@ fn config_check_refuses_what_serve_refuses_naming_the_field() {
                 .replace(TARGET_SECRET, "not-a-whsec"),
             "error: endpoint[0].target[0].secret: expected a whsec_ secret",
         ),
+        (
+            config_with_target(&db, "http://127.0.0.1:9/x", "filter = 'event.type > 5'", ""),
+            "error: endpoint[0].target[0].filter: target `sink`: at 1:12: compares string with int",
+        ),
+        (
+            config_with_target(
+                &db,
+                "http://127.0.0.1:9/x",
+                "filter = '''\nevent.type == \"thing.done\" &&\n  body.amount > \"1000\"'''",
+                "",
+            ),
+            "error: endpoint[0].target[0].filter: target `sink`: at 2:15: compares int with string \
+             (over the lab sample event `thing.done`)",
+        ),
     ];
     for (text_of_config, expected) in cases {
         std::fs::write(&path, text_of_config).unwrap();

@@ -193,11 +193,29 @@ fn config_check_names_the_target_and_where_its_filter_is_wrong() {
     assert_ne!(code, Some(0), "{stderr}");
     assert!(stderr.contains("endpoint[1].target[0].filter"), "{stderr}");
     assert!(stderr.contains("target `fraud`"), "{stderr}");
-    assert!(stderr.contains("<input>:1:"), "{stderr}");
+    assert!(stderr.contains("does not parse at 1:27: "), "{stderr}");
 
-    let (code, stderr) = config_check("event.type > 1000");
-    assert_ne!(code, Some(0), "{stderr}");
-    assert!(stderr.contains("target `fraud`"), "{stderr}");
+    for (filter, said) in [
+        ("event.type > 1000", "at 1:12: compares string with int"),
+        (
+            "evnt.type == \"invoice.paid\"",
+            "at 1:1: `evnt` is not a variable",
+        ),
+        ("event.type", "at 1:1: answers string, not a boolean"),
+        (
+            "body.data.object.amount > \"1000\"",
+            "at 1:25: compares int with string (over the stripe sample event",
+        ),
+    ] {
+        let (code, stderr) = config_check(filter);
+        assert_eq!(code, Some(2), "{filter}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "endpoint[1].target[0].filter: target `fraud`: {said}"
+            )),
+            "{filter}: {stderr}"
+        );
+    }
 
     let (code, stderr) = config_check("body.data.object.amount > 1000");
     assert_eq!(code, Some(0), "{stderr}");
