@@ -57,6 +57,11 @@ pub enum Command {
         /// its folder.
         #[arg(long)]
         config: PathBuf,
+        /// Serve the admin listener here (`/metrics`, `/readyz`, the API),
+        /// with the `[admin]` table's token; without it a worker serves none.
+        /// Port 0 picks a free port (the bound address is logged).
+        #[arg(long, value_name = "ADDR")]
+        admin_listen: Option<std::net::SocketAddr>,
     },
     /// Inspect and replay events.
     Events {

@@ -70,8 +70,11 @@ fn run_command(command: Command, handlers: HandlerRegistry) -> anyhow::Result<bo
                 handlers,
             ))
             .map(|()| true),
-        Command::Work { config } => runtime()?
-            .block_on(commands::work::run(&config, handlers))
+        Command::Work {
+            config,
+            admin_listen,
+        } => runtime()?
+            .block_on(commands::work::run(&config, admin_listen, handlers))
             .map(|()| true),
         Command::Events { command } => {
             runtime()?.block_on(commands::events::run(command, &mut Stdout::lock()))

@@ -295,17 +295,55 @@ impl Service {
         Ok(())
     }
 
-    /// Runs only the delivery workers (no public or admin listener) until
+    /// Runs only the delivery workers (no public listener) until
     /// `shutdown` completes, then lets deliveries in flight finish within
     /// `server.shutdown_grace`. [`listener`](Service::listener) and
-    /// [`workers`](Service::workers) do not apply.
+    /// [`workers`](Service::workers) do not apply. With `[admin]` in the
+    /// settings it serves the admin listener too — `/metrics` with this
+    /// process's delivery counters and `hookinbox_target_state`, `/readyz`
+    /// with its workers' liveness, the API — which `hookinbox work` asks for
+    /// with `--admin-listen` only, so a worker beside `serve` on one host
+    /// does not take its port.
     pub async fn work_until(self, shutdown: impl Future<Output = ()> + Send) -> Result<(), Error> {
         let endpoints = crate::endpoint::build_all(&self.settings)?;
+        let admin_settings = self
+            .settings
+            .admin
+            .as_ref()
+            .map(admin::AdminSettings::build)
+            .transpose()?;
         let store = ServiceStore::open(self.store, &self.settings).await?;
         install_traces(&self.settings)?;
         let (stop, stopping) = StopOnDrop::channel();
-        // No admin listener reads it here; the workers beat all the same.
-        let liveness = Liveness::default();
+        let liveness = Arc::new(Liveness::default());
+        if let Some(admin_settings) = admin_settings {
+            let metrics = telemetry::install();
+            let keys = Arc::new(KeyReloader::new(
+                self.config_path.clone(),
+                self.settings.clone(),
+                endpoints.clone(),
+            ));
+            let readiness = Arc::new(
+                Readiness::new(store.shared(), Some(Arc::clone(&keys)))
+                    .workers(Arc::clone(&liveness)),
+            );
+            let reads = store.operator_reads()?;
+            let address = admin::spawn(
+                admin_settings,
+                metrics,
+                store.shared(),
+                Arc::clone(&readiness),
+                reads.clone(),
+                Some(keys),
+                stopping.clone(),
+            )
+            .await?;
+            tracing::info!(message = "Admin listener up.", address = %address);
+            if let Some(reads) = reads {
+                target_state_sampler::spawn(reads, &self.settings, stopping.clone());
+            }
+            readiness.spawn_periodic(self.settings.metrics.sample_interval, stopping.clone());
+        }
         let delivery = store.spawn_workers(
             &endpoints,
             &self.settings,
