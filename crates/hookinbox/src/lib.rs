@@ -86,6 +86,7 @@ pub(crate) mod secrets;
 pub(crate) mod server;
 mod service;
 pub(crate) mod storage;
+pub(crate) mod target_pause;
 pub(crate) mod target_state_sampler;
 pub(crate) mod telemetry;
 pub(crate) mod tls;

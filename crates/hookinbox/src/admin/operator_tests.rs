@@ -536,7 +536,10 @@ async fn the_openapi_document_is_3_1_and_names_every_route_and_the_token() {
             "/admin/events/{id}/replay",
             "/admin/overview",
             "/admin/replay",
-            "/admin/stats"
+            "/admin/stats",
+            "/admin/targets",
+            "/admin/targets/{endpoint}/{target}/pause",
+            "/admin/targets/{endpoint}/{target}/resume"
         ]
     );
     assert_eq!(
@@ -838,4 +841,147 @@ async fn an_event_in_a_trace_names_it_in_the_api_its_schema_and_the_dashboard() 
         page.contains("<dt>Trace id</dt><dd class=\"mono\">4bf92f3577b34da6a3ce929d0e0e4736</dd>"),
         "{page}"
     );
+}
+
+/// Leases what is due for `lab`/`sink` as a worker would (honouring a
+/// pause); how many it took.
+async fn lease_sink(admin: &Admin) -> usize {
+    admin
+        .store
+        .lease(LeaseParams {
+            endpoint_id: "lab".into(),
+            target: "sink".into(),
+            owner: "test".into(),
+            max: 100,
+            now_ms: i64::MAX / 2,
+            lease_ms: 60_000,
+            gate: Default::default(),
+        })
+        .await
+        .unwrap()
+        .len()
+}
+
+#[tokio::test]
+async fn a_target_is_paused_by_the_api_and_resumed_from_the_dashboard() {
+    let admin = Admin::start();
+    admin.accept("waits", "thing.done", 1_000).await;
+
+    let listed = admin.send(Sent::get("/admin/targets").bearer()).await;
+    assert_eq!(listed.status, 200, "{}", listed.text());
+    assert_eq!(
+        listed.json(),
+        json!({"targets": [{
+            "endpoint": "lab", "target": "sink", "state": "closed", "paused_at_ms": null,
+            "circuit": "closed", "failures": 0, "open_until_ms": null
+        }]})
+    );
+    let unauthorised = admin
+        .send(Sent::post("/admin/targets/lab/sink/pause"))
+        .await;
+    assert_eq!(unauthorised.status, 401);
+    let cross_site = admin
+        .send(
+            Sent::post("/admin/targets/lab/sink/pause")
+                .bearer()
+                .header("origin", "http://evil.example"),
+        )
+        .await;
+    assert_eq!(cross_site.status, 403);
+    for unknown in [
+        "/admin/targets/lab/nope/pause",
+        "/admin/targets/nope/sink/resume",
+    ] {
+        let answer = admin.send(Sent::post(unknown).bearer()).await;
+        assert_eq!(answer.status, 404, "{unknown}");
+        assert_eq!(answer.json()["error"], "not_found", "{unknown}");
+    }
+    assert_eq!(
+        admin.reads.target_gates().await.unwrap(),
+        vec![],
+        "refusals stored nothing"
+    );
+
+    let paused = admin
+        .send(Sent::post("/admin/targets/lab/sink/pause").bearer())
+        .await;
+    assert_eq!(paused.status, 200, "{}", paused.text());
+    let answer = paused.json();
+    assert_eq!(answer["changed"], true);
+    assert_eq!(answer["target"]["state"], "paused");
+    assert!(answer["target"]["paused_at_ms"].is_i64(), "{answer}");
+    let again = admin
+        .send(Sent::post("/admin/targets/lab/sink/pause").bearer())
+        .await;
+    assert_eq!(again.json()["changed"], false, "already paused");
+    assert_eq!(
+        lease_sink(&admin).await,
+        0,
+        "a paused target's delivery waits"
+    );
+
+    // The dashboard shows the state, and resumes only with the CSRF token.
+    let (cookie, csrf) = admin.sign_in().await;
+    let page = admin
+        .send(Sent::get("/ui/endpoints/lab").header("cookie", &cookie))
+        .await;
+    assert_eq!(page.status, 200);
+    let text = page.text();
+    assert!(
+        text.contains(r#"<span class="status status-paused">paused</span>"#),
+        "{text}"
+    );
+    assert!(text.contains(r#"action="/ui/targets/resume""#), "{text}");
+    assert!(text.contains(">Resume</button>"), "{text}");
+    let form = [("endpoint", "lab"), ("target", "sink")];
+    let forged = admin
+        .send(
+            Sent::post("/ui/targets/resume")
+                .header("cookie", &cookie)
+                .form(&form),
+        )
+        .await;
+    assert_eq!(forged.status, 403);
+    assert_eq!(lease_sink(&admin).await, 0, "still paused");
+    let unknown = admin
+        .send(
+            Sent::post("/ui/targets/resume")
+                .header("cookie", &cookie)
+                .form(&[
+                    ("csrf", csrf.as_str()),
+                    ("endpoint", "lab"),
+                    ("target", "nope"),
+                ]),
+        )
+        .await;
+    assert_eq!(unknown.status, 404);
+    let resumed = admin
+        .send(
+            Sent::post("/ui/targets/resume")
+                .header("cookie", &cookie)
+                .form(&[
+                    ("csrf", csrf.as_str()),
+                    ("endpoint", "lab"),
+                    ("target", "sink"),
+                ]),
+        )
+        .await;
+    assert_eq!(resumed.status, 303, "{}", resumed.text());
+    assert_eq!(
+        resumed.header(header::LOCATION),
+        "/ui/endpoints/lab?resumed=sink"
+    );
+    let page = admin
+        .send(Sent::get("/ui/endpoints/lab?resumed=sink").header("cookie", &cookie))
+        .await;
+    let text = page.text();
+    assert!(text.contains("Resumed sink"), "{text}");
+    assert!(
+        text.contains(r#"<span class="status status-closed">closed</span>"#),
+        "{text}"
+    );
+    assert!(text.contains(">Pause</button>"), "{text}");
+    let listed = admin.send(Sent::get("/admin/targets").bearer()).await;
+    assert_eq!(listed.json()["targets"][0]["state"], "closed");
+    assert_eq!(lease_sink(&admin).await, 1, "resumed: the delivery goes");
 }

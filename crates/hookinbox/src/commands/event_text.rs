@@ -66,6 +66,10 @@ pub fn write_event(out: &mut impl Write, event: &EventDetail) -> io::Result<()> 
     writeln!(out, "sha256     {}", event.payload_sha256)?;
     writeln!(out, "secret     version {}", event.matched_secret_version)?;
     match event.deliveries.len() {
+        0 if !event.not_routed.is_empty() => writeln!(
+            out,
+            "\nno deliveries (no target matched: their event_types or filter did not take it)"
+        )?,
         0 => writeln!(
             out,
             "\nno deliveries (the endpoint had no targets when it arrived)"
@@ -283,6 +287,29 @@ deliveries 2
         assert!(
             text.ends_with("\nno deliveries (the endpoint had no targets when it arrived)\n"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn an_event_routing_left_out_names_the_targets_it_went_to_and_not() {
+        let mut event = event(Vec::new());
+        event.routed_to = Some(vec!["billing".into()]);
+        event.not_routed = vec!["fraud".into(), "ci".into()];
+        let shown = text(&event);
+        assert!(
+            shown.contains("\nrouted to  billing\nnot routed fraud, ci\n"),
+            "{shown}"
+        );
+        event.routed_to = Some(Vec::new());
+        event.not_routed = vec!["billing".into(), "fraud".into()];
+        let shown = text(&event);
+        assert!(
+            shown.contains("\nrouted to  no target matched\nnot routed billing, fraud\n"),
+            "{shown}"
+        );
+        assert!(
+            shown.ends_with("\nno deliveries (no target matched: their event_types or filter did not take it)\n"),
+            "{shown}"
         );
     }
 }

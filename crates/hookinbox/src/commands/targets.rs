@@ -4,12 +4,14 @@
 //! next lease.
 
 use std::io::Write;
+use std::path::Path;
 
 use anyhow::{bail, Context};
 
 use crate::cli::TargetsCommand;
-use crate::config::{self, Settings};
-use crate::delivery::target_states::TargetStates;
+use crate::config;
+use crate::delivery::target_states::{configured_targets, TargetStates};
+use crate::target_pause::{PauseAction, Requester, TargetPause};
 use crate::{clock, storage};
 
 /// Prints to `out`; returns `false` when the target was already in the
@@ -17,29 +19,15 @@ use crate::{clock, storage};
 pub async fn run(command: TargetsCommand, out: &mut impl Write) -> anyhow::Result<bool> {
     match command {
         TargetsCommand::Pause { config, target } => {
-            let config = config::load(&config)?;
-            let (endpoint, target) = configured_target(&config, &target)?;
-            let opened = storage::open(&config.storage, &config.encryption).await?;
-            let paused = opened
-                .target_gates()
-                .pause(&endpoint, &target, clock::unix_millis())
-                .await
-                .context("pause")?;
-            let said = if paused { "paused" } else { "already paused" };
-            writeln!(out, "{endpoint}/{target} {said}")?;
+            let changed = change(&config, &target, PauseAction::Pause).await?;
+            let said = if changed { "paused" } else { "already paused" };
+            writeln!(out, "{target} {said}")?;
             Ok(true)
         }
         TargetsCommand::Resume { config, target } => {
-            let config = config::load(&config)?;
-            let (endpoint, target) = configured_target(&config, &target)?;
-            let opened = storage::open(&config.storage, &config.encryption).await?;
-            let resumed = opened
-                .target_gates()
-                .resume(&endpoint, &target, clock::unix_millis())
-                .await
-                .context("resume")?;
-            let said = if resumed { "resumed" } else { "was not paused" };
-            writeln!(out, "{endpoint}/{target} {said}")?;
+            let changed = change(&config, &target, PauseAction::Resume).await?;
+            let said = if changed { "resumed" } else { "was not paused" };
+            writeln!(out, "{target} {said}")?;
             Ok(true)
         }
         TargetsCommand::List { config, json } => {
@@ -57,20 +45,31 @@ pub async fn run(command: TargetsCommand, out: &mut impl Write) -> anyhow::Resul
     }
 }
 
-/// `ENDPOINT/TARGET`, checked against the configuration, so a typo does
-/// not pause a target nobody delivers to.
-fn configured_target(config: &Settings, name: &str) -> anyhow::Result<(String, String)> {
+/// Pauses or resumes `ENDPOINT/TARGET`, checked against the
+/// configuration (the shared [`TargetPause`]); whether that changed it.
+async fn change(config: &Path, name: &str, action: PauseAction) -> anyhow::Result<bool> {
     let Some((endpoint, target)) = name.split_once('/') else {
         bail!("expected ENDPOINT/TARGET, got `{name}`");
     };
-    let known = config
-        .endpoints
-        .iter()
-        .filter(|e| e.id == endpoint)
-        .flat_map(|e| &e.targets)
-        .any(|t| t.name == target);
-    if !known {
+    let config = config::load(config)?;
+    let configured = configured_targets(&config);
+    // Checked before the database is opened, so a typo costs no connection.
+    if !configured.iter().any(|(e, t)| e == endpoint && t == target) {
         bail!("no target `{target}` on endpoint `{endpoint}` in the configuration");
     }
-    Ok((endpoint.to_owned(), target.to_owned()))
+    let opened = storage::open(&config.storage, &config.encryption).await?;
+    let changed = TargetPause {
+        endpoint,
+        target,
+        action,
+        requester: Requester::Cli,
+    }
+    .apply(
+        &configured,
+        opened.target_gates().as_ref(),
+        clock::unix_millis(),
+    )
+    .await
+    .context(action.as_str())?;
+    Ok(changed)
 }

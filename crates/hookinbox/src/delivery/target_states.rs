@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::config::Settings;
 
 /// One configured target's state.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct TargetStateRow {
     pub endpoint: String,
     pub target: String,

@@ -8,7 +8,7 @@
 mod backlog_events;
 mod build_info;
 #[cfg(test)]
-mod captured_log;
+pub(crate) mod captured_log;
 mod commit_events;
 mod delivery_events;
 mod end_to_end_events;
@@ -22,6 +22,7 @@ mod readiness_events;
 mod reconcile_events;
 mod recorder;
 mod secret_events;
+mod target_pause_events;
 mod target_state_events;
 
 pub use backlog_events::{BacklogSampled, InboxRowsCounted};
@@ -39,4 +40,5 @@ pub use readiness_events::ReadinessChecked;
 pub use reconcile_events::{ReconcileCounts, ReconcileFailed, Reconciled};
 pub use recorder::{install, MetricsHandle};
 pub use secret_events::SecretVersionsInUse;
+pub use target_pause_events::TargetPauseChanged;
 pub use target_state_events::TargetStatesSampled;

@@ -1,6 +1,7 @@
 // The dashboard as an operator uses it, in Debian's headless Chromium:
 // sign in, find the failed event on the overview, open it, replay it, and
-// see it delivered. Every page is checked with axe-core (serious and
+// see it delivered; then pause the target from its endpoint's page and
+// resume it. Every page is checked with axe-core (serious and
 // critical violations fail), and a page that breaks its own CSP fails too.
 // Screenshots of the overview and the event page go to $ARTIFACTS.
 //
@@ -135,6 +136,26 @@ try {
     await page.goto(`${base}${path}`);
     await accessible(page, name);
   }
+
+  // Pause the target from its endpoint's page, then resume it: the state
+  // shown is read back from the database after each.
+  await page.goto(`${base}/ui/endpoints/lab`);
+  const sinkRow = page.getByRole('row').filter({ has: page.getByRole('cell', { name: 'sink', exact: true }) });
+  const stateOf = async () => (await sinkRow.locator('.status').first().textContent())?.trim();
+  if ((await stateOf()) !== 'closed') throw new Error(`sink is ${await stateOf()}, not closed`);
+  await sinkRow.getByRole('button', { name: 'Pause' }).click();
+  await page.waitForURL(`${base}/ui/endpoints/lab?paused=sink`);
+  if ((await stateOf()) !== 'paused') throw new Error(`sink is ${await stateOf()} after Pause`);
+  if (!(await page.getByRole('status').filter({ hasText: 'Paused sink' }).isVisible())) {
+    throw new Error('no notice of the pause');
+  }
+  await page.screenshot({ path: join(artifacts, 'endpoint-paused.png'), fullPage: true });
+  await accessible(page, 'endpoint (target paused)');
+  await sinkRow.getByRole('button', { name: 'Resume' }).click();
+  await page.waitForURL(`${base}/ui/endpoints/lab?resumed=sink`);
+  if ((await stateOf()) !== 'closed') throw new Error(`sink is ${await stateOf()} after Resume`);
+  await accessible(page, 'endpoint (target resumed)');
+
   await page.goto(`${base}/ui`);
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.waitForURL(`${base}/ui/login`);

@@ -2,7 +2,8 @@
 //! fails, one event failed for good, then the target fixed and the Node
 //! script `tests/browser/dashboard.mjs` driving Debian's headless Chromium
 //! (playwright-core): sign in, the failed event on the overview, its page,
-//! replay with confirmation, delivered — with axe-core on every page and
+//! replay with confirmation, delivered, then the target paused and resumed
+//! from its endpoint's page (one audit line each) — with axe-core on every page and
 //! screenshots in `target/browser-artifacts/`.
 //!
 //! It needs Chromium and `npm ci` in `tests/browser/`, so a plain `cargo
@@ -101,7 +102,20 @@ async fn an_operator_replays_a_failed_event_from_the_dashboard() {
     assert_eq!(delivered[0].header("idempotency-key"), inbox_id);
     assert_eq!(inbox_status(&db)[EVENT_ID], "PROCESSED");
     let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/browser-artifacts");
-    for screenshot in ["overview.png", "event.png"] {
+    let logs = server.logs();
+    for said in [
+        "Target paused by an operator.",
+        "Target resumed by an operator.",
+    ] {
+        let lines: Vec<&str> = logs.lines().filter(|l| l.contains(said)).collect();
+        assert_eq!(lines.len(), 1, "one audit line: {said}\n{logs}");
+        assert!(
+            lines[0].contains("sink") && lines[0].contains("dashboard"),
+            "{}",
+            lines[0]
+        );
+    }
+    for screenshot in ["overview.png", "event.png", "endpoint-paused.png"] {
         let bytes = std::fs::read(artifacts.join(screenshot)).expect(screenshot);
         assert!(bytes.starts_with(b"\x89PNG"), "{screenshot} is a PNG");
     }

@@ -27,6 +27,9 @@ pub enum ApiError {
     BadRequest { status: StatusCode, message: String },
     #[error("no event {0}")]
     NoSuchEvent(String),
+    /// Not a target of the running configuration.
+    #[error("no target `{target}` on endpoint `{endpoint}` in the configuration")]
+    NoSuchTarget { endpoint: String, target: String },
     /// Nothing to answer at this path (no route, or no key rings or
     /// metrics in this process); the text says which.
     #[error("{0}")]
@@ -92,6 +95,9 @@ impl ApiError {
             ApiError::BadRequest { status, message } => (status, "bad_request", message),
             ApiError::NoSuchEvent(id) => {
                 (StatusCode::NOT_FOUND, "not_found", format!("no event {id}"))
+            }
+            other @ ApiError::NoSuchTarget { .. } => {
+                (StatusCode::NOT_FOUND, "not_found", other.to_string())
             }
             ApiError::NotFound(what) => (StatusCode::NOT_FOUND, "not_found", what.to_owned()),
             other @ ApiError::Method => {

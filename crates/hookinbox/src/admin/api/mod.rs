@@ -1,6 +1,7 @@
 //! The admin API (docs/architecture.md §7): JSON over the admin listener, behind its
 //! `Host` check and bearer token — events listed and filtered, one event
-//! with its deliveries and attempts, replays, counts. The OpenAPI 3.1
+//! with its deliveries and attempts, replays, counts, the targets' states
+//! with pause and resume. The OpenAPI 3.1
 //! document at `/admin/openapi.json` is generated from these handlers and
 //! their types (utoipa): it is the reference, and cannot drift from them.
 //!
@@ -13,6 +14,7 @@ mod events;
 mod overview;
 mod replay;
 mod stream;
+mod targets;
 
 use std::sync::Arc;
 
@@ -28,6 +30,7 @@ pub use events::PageParams;
 pub use overview::overview_of;
 pub use replay::run as replay_run;
 pub use stream::{StreamReady, StreamedWebhook};
+pub use targets::{change as target_change, configured_targets};
 
 use crate::endpoint::Endpoints;
 use crate::json_line::JsonLine;
@@ -66,7 +69,10 @@ impl Operator {
     ),
     modifiers(&BearerToken),
     security(("admin_token" = [])),
-    tags((name = "events", description = "The inbox: list, show, replay, stream.")),
+    tags(
+        (name = "events", description = "The inbox: list, show, replay, stream."),
+        (name = "targets", description = "The targets' states; pause and resume."),
+    ),
 )]
 struct ApiDoc;
 
@@ -93,6 +99,9 @@ fn routes() -> OpenApiRouter<Operator> {
         .routes(routes!(overview::stats))
         .routes(routes!(overview::overview))
         .routes(routes!(stream::stream))
+        .routes(routes!(targets::list))
+        .routes(routes!(targets::pause))
+        .routes(routes!(targets::resume))
 }
 
 /// The API's routes and `/admin/openapi.json`.

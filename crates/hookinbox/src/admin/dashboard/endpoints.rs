@@ -1,19 +1,22 @@
 //! `/ui/endpoints` and `/ui/endpoints/{id}`: each configured endpoint with
 //! its secret versions (their windows, and the requests each verified in
-//! the last 24 hours in this process), its targets' backlog, and its
-//! latest events.
+//! the last 24 hours in this process), its targets' states (closed, open,
+//! half_open, paused: with a button to pause or resume each) and backlog,
+//! and its latest events.
 
 use axum::extract::State;
 use axum::response::Html;
 use axum::Extension;
 use hookinbox_store::EventFilter;
 use maud::html;
+use serde::Deserialize;
 
 use super::event_table::event_table;
-use super::layout::{self, ago, count, utc, Section};
+use super::layout::{self, ago, count, status, utc, Section};
 use super::{render, Dashboard, PageError, Visitor};
-use crate::admin::api::{overview_of, ApiPath};
+use crate::admin::api::{configured_targets, overview_of, ApiPath, ApiQuery};
 use crate::clock;
+use crate::delivery::target_states::TargetStates;
 use crate::event_selection::EventSelection;
 use crate::secrets::key_status::KeysStatus;
 
@@ -74,11 +77,22 @@ pub async fn index(
     )))
 }
 
+/// What the page was sent back with after a pause or a resume.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Done {
+    /// The target just paused.
+    paused: Option<String>,
+    /// The target just resumed.
+    resumed: Option<String>,
+}
+
 /// `GET /ui/endpoints/{id}`
 pub async fn page(
     State(dashboard): State<Dashboard>,
     Extension(visitor): Extension<Visitor>,
     ApiPath(id): ApiPath<String>,
+    ApiQuery(done): ApiQuery<Done>,
 ) -> Result<Html<String>, PageError> {
     let status_now = keys_status(&dashboard);
     let Some(keys) = status_now
@@ -90,11 +104,19 @@ pub async fn page(
     let overview = overview_of(&dashboard.operator).await?.store;
     let now = overview.now_ms;
     let numbers = overview.endpoints.iter().find(|e| e.endpoint_id == id);
-    let targets: Vec<_> = overview
-        .targets
-        .iter()
-        .filter(|t| t.endpoint_id == id)
+    let backlog = |name: &str| {
+        overview
+            .targets
+            .iter()
+            .find(|t| t.endpoint_id == id && t.target == name)
+    };
+    let mine: Vec<(String, String)> = configured_targets(&dashboard.operator)
+        .into_iter()
+        .filter(|(endpoint, _)| *endpoint == id)
         .collect();
+    let states = TargetStates::read_for(&mine, dashboard.operator.reads.as_ref())
+        .await?
+        .rows;
     let recent = dashboard
         .operator
         .reads
@@ -143,23 +165,57 @@ pub async fn page(
             }
         }
         h2 { "Targets" }
-        @if targets.is_empty() {
+        @if let Some(target) = &done.paused {
+            p.notice role="status" { "Paused " (target) ": its deliveries wait, without attempts, until it is resumed." }
+        }
+        @if let Some(target) = &done.resumed {
+            p.notice role="status" { "Resumed " (target) ": its waiting deliveries go, in order." }
+        }
+        @if states.is_empty() {
             p { "No targets: events are marked processed as they arrive." }
         } @else {
             table {
-                caption { "Backlog now and failures over 24 hours" }
+                caption { "State and backlog now, failures over 24 hours" }
                 thead { tr {
-                    th scope="col" { "Target" } th.num scope="col" { "Pending" } th.num scope="col" { "In flight" }
+                    th scope="col" { "Target" } th scope="col" { "State" }
+                    th.num scope="col" { "Pending" } th.num scope="col" { "In flight" }
                     th scope="col" { "Oldest due" } th.num scope="col" { "Failed (24 h)" }
+                    th scope="col" { "Action" }
                 } }
                 tbody {
-                    @for target in &targets {
+                    @for state in &states {
+                        @let numbers = backlog(&state.target);
+                        @let paused = state.paused_at_ms.is_some();
                         tr {
-                            td { (target.target) }
-                            td.num { (count(target.pending)) }
-                            td.num { (count(target.leased)) }
-                            td { @match target.oldest_due_at_ms { Some(at) => { (ago(at, now)) } None => { "—" } } }
-                            td.num { (count(target.failed_24h)) }
+                            td { (state.target) }
+                            td {
+                                (status(state.state))
+                                @if paused && state.circuit != "closed" { " (circuit " (state.circuit) ")" }
+                                @if let Some(at) = state.paused_at_ms { " since " (utc(at)) }
+                            }
+                            @match numbers {
+                                Some(target) => {
+                                    td.num { (count(target.pending)) }
+                                    td.num { (count(target.leased)) }
+                                    td { @match target.oldest_due_at_ms { Some(at) => { (ago(at, now)) } None => { "—" } } }
+                                    td.num { (count(target.failed_24h)) }
+                                }
+                                None => { td.num { "—" } td.num { "—" } td { "—" } td.num { "—" } }
+                            }
+                            td {
+                                form.inline method="post" action={ "/ui/targets/" (if paused { "resume" } else { "pause" }) } {
+                                    @if let Some(session) = visitor.session() {
+                                        input type="hidden" name="csrf" value=(session.csrf);
+                                    }
+                                    input type="hidden" name="endpoint" value=(id);
+                                    input type="hidden" name="target" value=(state.target);
+                                    @if paused {
+                                        button.primary type="submit" { "Resume" }
+                                    } @else {
+                                        button.danger type="submit" { "Pause" }
+                                    }
+                                }
+                            }
                         }
                     }
                 }

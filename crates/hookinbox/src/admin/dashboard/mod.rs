@@ -1,7 +1,8 @@
 //! The dashboard (docs/architecture.md §7): server-rendered HTML pages on the admin
 //! listener, for people — the overview, the event list with the API's
 //! filters, an event with its deliveries and attempts, replay with a
-//! confirmation step, and a page per endpoint with its secret versions.
+//! confirmation step, and a page per endpoint with its secret versions and
+//! its targets' states, each with a pause or resume button.
 //!
 //! It works without JavaScript (there is none): links and forms only, the
 //! stylesheet embedded in the binary. Every page reads through the same
@@ -29,6 +30,7 @@ mod login;
 mod overview;
 mod replay;
 pub mod session;
+mod targets;
 
 use std::sync::Arc;
 
@@ -106,6 +108,8 @@ pub fn router(dashboard: Dashboard) -> Router {
         .route("/ui/replay", get(replay::confirm).post(replay::replay))
         .route("/ui/endpoints", get(endpoints::index))
         .route("/ui/endpoints/{id}", get(endpoints::page))
+        .route("/ui/targets/pause", axum::routing::post(targets::pause))
+        .route("/ui/targets/resume", axum::routing::post(targets::resume))
         .route("/ui/logout", axum::routing::post(login::logout))
         .route_layer(middleware::from_fn_with_state(
             dashboard.clone(),
