@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use crate::{
-    AnyReader, Maintenance, PostgresStore, Reconciliation, SqliteStore, Store, StoreError,
-    StoreReads, TargetGates,
+    AnyReader, LearnedSecrets, Maintenance, PostgresStore, Reconciliation, SqliteStore, Store,
+    StoreError, StoreReads, TargetGates,
 };
 
 /// An opened store (see [`crate::open`]).
@@ -59,6 +59,15 @@ impl AnyStore {
         match self {
             AnyStore::Sqlite(store) => Arc::clone(store) as Arc<dyn TargetGates>,
             AnyStore::Postgres(store) => Arc::clone(store) as Arc<dyn TargetGates>,
+        }
+    }
+
+    /// The secrets providers handed over in handshakes (see
+    /// [`LearnedSecrets`]), which both backends keep.
+    pub fn learned_secrets(&self) -> Arc<dyn LearnedSecrets> {
+        match self {
+            AnyStore::Sqlite(store) => Arc::clone(store) as Arc<dyn LearnedSecrets>,
+            AnyStore::Postgres(store) => Arc::clone(store) as Arc<dyn LearnedSecrets>,
         }
     }
 

@@ -35,6 +35,7 @@ pub mod event_view;
 pub mod handler;
 pub mod inbox;
 pub mod key_check;
+pub mod learned_secrets;
 mod maintenance;
 mod open;
 pub mod overview;
@@ -74,6 +75,7 @@ pub use event_view::{
 pub use handler::{HandledEvent, HandlerDelivery, HandlerError, PostgresHandler, SqliteHandler};
 pub use inbox::{AcceptOutcome, Fingerprint, InboxStatus, NewEvent, StoredEvent, UnsignedMetadata};
 pub use key_check::{KeyCheck, KeyCheckMode, KeyMismatch, KeyRingMismatch};
+pub use learned_secrets::{Learned, LearnedSecret, LearnedSecrets};
 pub use maintenance::Maintenance;
 pub use open::{migrate, open, open_reader};
 pub use overview::{

@@ -43,6 +43,9 @@ pub(crate) enum RecordKind {
     /// A key's check value: a fixed label sealed under that key, whose
     /// identity is the key id (`key_check`).
     KeyCheck,
+    /// A secret a provider handed over (`learned_secrets`), whose identity
+    /// is its endpoint and fingerprint.
+    LearnedSecret,
 }
 
 impl RecordKind {
@@ -52,6 +55,7 @@ impl RecordKind {
             RecordKind::ZstdPayload => b"payload zstd\0",
             RecordKind::AuditHeaders => b"audit\0",
             RecordKind::KeyCheck => b"key check\0",
+            RecordKind::LearnedSecret => b"learned secret\0",
         }
     }
 
@@ -60,6 +64,7 @@ impl RecordKind {
             RecordKind::Payload | RecordKind::ZstdPayload => "payload",
             RecordKind::AuditHeaders => "audit headers",
             RecordKind::KeyCheck => "check value",
+            RecordKind::LearnedSecret => "learned secret",
         }
     }
 

@@ -8,9 +8,9 @@ use async_trait::async_trait;
 use std::sync::Arc;
 
 use crate::{
-    AcceptOutcome, BacklogCounts, DeliveryWakeups, LeaseParams, LeasedDelivery, LeasedEvent,
-    NewEvent, Reconciliation, ReplaySelector, SettleRequest, Settlement, Stats, StoreError,
-    StoredEvent, TargetGates,
+    AcceptOutcome, BacklogCounts, DeliveryWakeups, LearnedSecrets, LeaseParams, LeasedDelivery,
+    LeasedEvent, NewEvent, Reconciliation, ReplaySelector, SettleRequest, Settlement, Stats,
+    StoreError, StoredEvent, TargetGates,
 };
 
 /// Durable storage of the inbox and its outbox. Every implementation passes
@@ -138,6 +138,14 @@ pub trait Store: Send + Sync + 'static {
     /// default, for a store that does not, is `None`, and then its leases
     /// honour no gate.
     fn target_gates(self: Arc<Self>) -> Option<Arc<dyn TargetGates>> {
+        let _ = self;
+        None
+    }
+
+    /// The secrets providers handed over in handshakes (see
+    /// [`LearnedSecrets`]), when this store keeps them. Both backends do;
+    /// without them, `asana` and `notion` endpoints learn no secret.
+    fn learned_secrets(self: Arc<Self>) -> Option<Arc<dyn LearnedSecrets>> {
         let _ = self;
         None
     }

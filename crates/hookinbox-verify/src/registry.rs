@@ -148,6 +148,8 @@ const REGISTRY: &[(&str, Build)] = &[
     ("dropbox", providers::dropbox::build),
     ("pandadoc", providers::pandadoc::build),
     ("elevenlabs", providers::elevenlabs::build),
+    ("asana", providers::asana::build),
+    ("notion", providers::notion::build),
 ];
 
 /// Builds the adapter for a provider name.

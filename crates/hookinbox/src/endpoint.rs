@@ -1,7 +1,8 @@
 //! An endpoint at run time: its verifier (adapter + key ring), limits and
 //! rate limiter, built once from configuration at start-up. Only the
 //! verifier can change afterwards: a key reload ([`crate::secrets::key_reload`])
-//! swaps it whole, with the key ring read from the new secret versions.
+//! swaps it whole, with the key ring read from the new secret versions, and
+//! so does a secret a provider handed over ([`crate::secrets::learned`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, PoisonError, RwLock};
@@ -18,6 +19,7 @@ use crate::delivery::target::Target;
 use crate::key_fetch::PlaidCredentials;
 use crate::routing::{RoutedEvent, RoutingDecision};
 use crate::secrets::basic_auth::BasicAuth;
+use crate::secrets::learned::LearnedVersions;
 use crate::secrets::secret_matches::SecretMatches;
 use crate::secrets::secret_rules;
 use crate::telemetry::EndpointMetrics;
@@ -32,6 +34,14 @@ pub struct Endpoint {
     /// The settings it was built from, for a key reload to build the
     /// verifier again with new secret versions and nothing else changed.
     settings: config::Endpoint,
+    /// Its place in the configuration, which errors name (`endpoint[2].…`).
+    index: usize,
+    /// The configured secret versions in use: the settings' until a key
+    /// reload replaces them.
+    secrets: RwLock<Vec<config::SecretVersion>>,
+    /// Secrets its provider handed over (`learned-{n}`), in the key ring
+    /// beside the configured ones.
+    learned: LearnedVersions,
     /// Requests each secret version verified, by version name (kept across
     /// key reloads).
     matches: SecretMatches,
@@ -69,7 +79,7 @@ impl Endpoint {
         lease: Duration,
     ) -> Result<Endpoint, ConfigError> {
         let field = |name: &str| format!("endpoint[{index}].{name}");
-        let verifier = build_verifier(settings, index)?;
+        let verifier = build_verifier(settings, index, Vec::new())?;
         let basic_auth = match &settings.basic_auth {
             Some(auth) => {
                 let password = auth.password.read(&field("basic_auth.password"))?;
@@ -102,6 +112,9 @@ impl Endpoint {
             provider: settings.provider,
             verifier: RwLock::new(Arc::new(verifier)),
             settings: settings.clone(),
+            index,
+            secrets: RwLock::new(settings.secrets.clone()),
+            learned: LearnedVersions::default(),
             matches: SecretMatches::default(),
             basic_auth,
             plaid,
@@ -194,12 +207,52 @@ impl Endpoint {
             secrets: secrets.to_vec(),
             ..self.settings.clone()
         };
-        let verifier = Arc::new(build_verifier(&settings, index)?);
+        let verifier = Arc::new(build_verifier(&settings, index, self.learned.inputs())?);
+        *self.secrets.write().unwrap_or_else(PoisonError::into_inner) = secrets.to_vec();
         *self
             .verifier
             .write()
             .unwrap_or_else(PoisonError::into_inner) = verifier;
         Ok(())
+    }
+
+    /// Whether its provider hands its signing secret over at run time
+    /// (Asana, Notion).
+    pub fn learns_secrets(&self) -> bool {
+        self.verifier().adapter().learns_secrets()
+    }
+
+    /// The secrets its provider handed over, as last read.
+    pub fn learned(&self) -> &LearnedVersions {
+        &self.learned
+    }
+
+    /// Puts the secrets its provider handed over (read at `now` from the
+    /// store) in the key ring beside the configured ones. A learned secret
+    /// the adapter cannot use stays out, with a warning naming its version.
+    pub fn use_learned(&self, learned: &[hookinbox_store::LearnedSecret], now: std::time::Instant) {
+        self.learned.replace(learned, now);
+        let settings = config::Endpoint {
+            secrets: self
+                .secrets
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
+            ..self.settings.clone()
+        };
+        match build_verifier(&settings, self.index, self.learned.inputs()) {
+            Ok(verifier) => {
+                *self
+                    .verifier
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner) = Arc::new(verifier);
+            }
+            Err(error) => tracing::warn!(
+                message = "A learned secret cannot be used; the key ring stays as it was.",
+                endpoint = %self.id,
+                %error
+            ),
+        }
     }
 
     /// [`Endpoint::verify`] as ingress runs it: with one key ring from
@@ -319,8 +372,12 @@ pub enum NotVerified {
 }
 
 /// The verifier of an endpoint's settings: its adapter, and the key ring
-/// read from its secret versions' sources.
-fn build_verifier(settings: &config::Endpoint, index: usize) -> Result<Verifier, ConfigError> {
+/// read from its secret versions' sources, then the `learned` ones.
+fn build_verifier(
+    settings: &config::Endpoint,
+    index: usize,
+    learned: Vec<SecretInput>,
+) -> Result<Verifier, ConfigError> {
     let field = |name: &str| format!("endpoint[{index}].{name}");
     // The settings built this adapter once already: it cannot fail now,
     // but if it did the message would still name the field.
@@ -342,6 +399,7 @@ fn build_verifier(settings: &config::Endpoint, index: usize) -> Result<Verifier,
             not_after: secret.not_after,
         });
     }
+    secrets.extend(learned);
     Ok(Verifier::new(adapter, secrets)
         .map_err(|e| ConfigError::invalid(field("secret"), e.to_string()))?
         .with_tolerance_seconds(settings.tolerance_seconds())

@@ -1,4 +1,4 @@
-//! Keys of PostgreSQL advisory locks. Three uses, all transaction-scoped
+//! Keys of PostgreSQL advisory locks. Four uses, all transaction-scoped
 //! (`pg_advisory_xact_lock`, released at COMMIT or ROLLBACK, so a crashed
 //! process never leaves one behind):
 //!
@@ -11,6 +11,8 @@
 //! - `ordering`: one lease decision at a time per ordered object (endpoint,
 //!   target, object id), so two workers never both put a version of one
 //!   object in flight.
+//! - `learned secret`: one handover at a time per endpoint, so its learned
+//!   secrets are numbered in turn and bounded (`learned_secrets`).
 //!
 //! A key is the first 8 bytes of a SHA-256 over the schema, the purpose and
 //! the parts, each length-prefixed: every process computes the same key
@@ -25,6 +27,7 @@ pub(crate) enum LockPurpose {
     Migrate,
     Fingerprint,
     Ordering,
+    LearnedSecret,
 }
 
 impl LockPurpose {
@@ -33,6 +36,7 @@ impl LockPurpose {
             LockPurpose::Migrate => "migrate",
             LockPurpose::Fingerprint => "fingerprint",
             LockPurpose::Ordering => "ordering",
+            LockPurpose::LearnedSecret => "learned secret",
         }
     }
 }

@@ -22,6 +22,7 @@ mod fetched;
 mod first_column;
 mod handler;
 mod key_facts;
+mod learned_secrets;
 mod listen;
 mod maintenance;
 mod missing_database;
@@ -471,6 +472,10 @@ impl Store for PostgresStore {
     }
 
     fn target_gates(self: Arc<Self>) -> Option<Arc<dyn crate::TargetGates>> {
+        Some(self)
+    }
+
+    fn learned_secrets(self: Arc<Self>) -> Option<Arc<dyn crate::LearnedSecrets>> {
         Some(self)
     }
 }

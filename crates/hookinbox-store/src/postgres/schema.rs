@@ -239,6 +239,22 @@ pub(super) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (endpoint_id, target)
     );
     "#,
+    // (#23, handshakes): secrets a provider handed over during a
+    // handshake (Asana's `X-Hook-Secret`, Notion's verification token), one
+    // row per webhook, sealed with the at-rest key ring (see
+    // `learned_secrets`).
+    r#"
+    CREATE TABLE learned_secret (
+        endpoint_id   text NOT NULL,
+        number        bigint NOT NULL,              -- 1, 2, … per endpoint: secret version `learned-{number}`
+        fingerprint   text NOT NULL,                -- hex SHA-256 of the secret: a repeated handover
+        learned_at_ms bigint NOT NULL,
+        key_id        text NOT NULL,                -- the at-rest key that sealed it
+        sealed        bytea NOT NULL,               -- nonce ‖ ciphertext ‖ tag
+        PRIMARY KEY (endpoint_id, number),
+        UNIQUE (endpoint_id, fingerprint)
+    );
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -14,6 +14,7 @@ mod drift;
 mod fetched;
 mod group_commit;
 mod key_facts;
+mod learned_secrets;
 mod maintenance;
 mod outbox;
 mod overview;
@@ -736,6 +737,10 @@ impl Store for SqliteStore {
     }
 
     fn target_gates(self: Arc<Self>) -> Option<Arc<dyn crate::TargetGates>> {
+        Some(self)
+    }
+
+    fn learned_secrets(self: Arc<Self>) -> Option<Arc<dyn crate::LearnedSecrets>> {
         Some(self)
     }
 }

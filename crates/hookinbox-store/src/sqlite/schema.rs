@@ -230,6 +230,22 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (endpoint_id, target)
     ) WITHOUT ROWID;
     "#,
+    // (#23, handshakes): secrets a provider handed over during a
+    // handshake (Asana's `X-Hook-Secret`, Notion's verification token), one
+    // row per webhook, sealed with the at-rest key ring (see
+    // `learned_secrets`).
+    r#"
+    CREATE TABLE learned_secret (
+        endpoint_id   TEXT NOT NULL,
+        number        INTEGER NOT NULL,             -- 1, 2, … per endpoint: secret version `learned-{number}`
+        fingerprint   TEXT NOT NULL,                -- hex SHA-256 of the secret: a repeated handover
+        learned_at_ms INTEGER NOT NULL,
+        key_id        TEXT NOT NULL,                -- the at-rest key that sealed it
+        sealed        BLOB NOT NULL,                -- nonce ‖ ciphertext ‖ tag
+        PRIMARY KEY (endpoint_id, number),
+        UNIQUE (endpoint_id, fingerprint)
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -77,7 +77,7 @@ async fn bodies_stored_before_migration_8_are_found_by_the_raw_payload_rule() {
         .execute(
             "ALTER TABLE inbox DROP COLUMN not_routed, DROP COLUMN trace_parent, \
              DROP COLUMN stream_xact; \
-             DROP TABLE target_gate; \
+             DROP TABLE target_gate, learned_secret; \
              ALTER TABLE inbox_payload DROP COLUMN payload_format, DROP COLUMN payload_raw_len; \
              DROP TABLE encryption_key_check; \
              DROP INDEX inbox_payload_received, inbox_key_id, delivery_dead; \

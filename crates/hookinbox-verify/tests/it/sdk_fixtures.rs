@@ -124,7 +124,9 @@ fixture_tests!(
     recharge,
     veriff,
     // Handshake providers of issue #23.
+    asana,
     dropbox,
+    notion,
     okta,
     pandadoc,
     elevenlabs,

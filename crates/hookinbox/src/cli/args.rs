@@ -245,6 +245,11 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Endpoints: the secrets their providers handed over (`handshake`).
+    Endpoints {
+        #[command(subcommand)]
+        command: EndpointsCommand,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -489,5 +494,29 @@ pub enum TransformCommand {
         /// The event type the script sees with `--body-file`.
         #[arg(long, requires = "body_file")]
         event_type: Option<String>,
+    },
+}
+
+/// `hookinbox endpoints …`.
+#[derive(Debug, Subcommand)]
+pub enum EndpointsCommand {
+    /// The secrets an endpoint's provider handed over in its handshake
+    /// (Asana's `X-Hook-Secret`, Notion's verification token), read from
+    /// the database: version, time and fingerprint; with `--reveal`, the
+    /// secret itself (Notion's token, to paste back into Notion). Printed
+    /// on stdout only, never logged.
+    Handshake {
+        /// The configuration file (TOML); relative paths in it are taken from
+        /// its folder.
+        #[arg(long)]
+        config: PathBuf,
+        /// The endpoint's id.
+        endpoint: String,
+        /// Print each secret itself.
+        #[arg(long)]
+        reveal: bool,
+        /// Print JSON instead of one line per secret.
+        #[arg(long)]
+        json: bool,
     },
 }

@@ -18,8 +18,8 @@ use crate::commands::output::{error_line, is_stdout_closed, note_line, Stdout};
 use crate::telemetry::log_writer::{self, LogGuard};
 use crate::HandlerRegistry;
 pub(crate) use args::{
-    Cli, Command, ConfigCommand, EventsCommand, KeysCommand, LogFormat, TargetsCommand,
-    TransformCommand,
+    Cli, Command, ConfigCommand, EndpointsCommand, EventsCommand, KeysCommand, LogFormat,
+    TargetsCommand, TransformCommand,
 };
 
 /// The `hookinbox` program: parses the command line, logs to stderr
@@ -204,6 +204,9 @@ fn run_command(command: Command, handlers: HandlerRegistry) -> anyhow::Result<bo
         }
         Command::Keys { command } => {
             runtime()?.block_on(commands::keys::run(command, &mut Stdout::lock()))
+        }
+        Command::Endpoints { command } => {
+            runtime()?.block_on(commands::endpoints::run(command, &mut Stdout::lock()))
         }
     }
 }

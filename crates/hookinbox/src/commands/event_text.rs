@@ -126,7 +126,7 @@ fn write_attempt(out: &mut impl Write, attempt: &AttemptView) -> io::Result<()> 
 
 /// A unix-milliseconds time as an HTTP date (UTC, whole seconds); the raw
 /// number when it is before 1970.
-fn date_ms(unix_ms: i64) -> String {
+pub(crate) fn date_ms(unix_ms: i64) -> String {
     match u64::try_from(unix_ms) {
         Ok(ms) => httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_millis(ms)),
         Err(_) => unix_ms.to_string(),

@@ -1,6 +1,7 @@
 //! One module per CLI command.
 
 pub mod config;
+pub mod endpoints;
 pub mod event_text;
 pub mod events;
 pub mod keys;

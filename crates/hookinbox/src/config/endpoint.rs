@@ -107,6 +107,14 @@ pub struct BasicAuth {
 }
 
 impl Endpoint {
+    /// Whether the provider hands its secret over in a handshake (Asana,
+    /// Notion): such a secret is kept sealed, so it needs a key ring.
+    pub fn learns_secrets(&self) -> bool {
+        let settings =
+            adapter_settings(&self.public_url, &self.verify_token, &self.webhook_id, None);
+        adapter_for(self.provider, &settings).is_ok_and(|adapter| adapter.learns_secrets())
+    }
+
     /// `index` names the endpoint in errors (`endpoint[2].…`).
     pub(super) fn from_file(
         file: EndpointFile,
@@ -141,7 +149,7 @@ impl Endpoint {
             &file.webhook_id,
             file.generic_hmac.as_ref(),
         );
-        let provider = check_provider(
+        let (provider, learns_secrets) = check_provider(
             &file.provider,
             &settings,
             file.basic_auth.is_some(),
@@ -184,7 +192,9 @@ impl Endpoint {
         // verified with them alone: a configured secret would never be used.
         let fetches_keys =
             adapter_for(provider, &settings).is_ok_and(|adapter| adapter.fetches_keys());
-        if file.secret.is_empty() && !fetches_keys {
+        // A provider that hands its secret over (Asana, Notion) may start
+        // with none: it learns one in its handshake.
+        if file.secret.is_empty() && !fetches_keys && !learns_secrets {
             return Err(ConfigError::invalid(
                 field("secret"),
                 "at least one [[endpoint.secret]] is required",
@@ -196,6 +206,16 @@ impl Endpoint {
                 format!(
                     "provider `{provider}` takes no [[endpoint.secret]]: its keys are fetched from its own hosts"
                 ),
+            ));
+        }
+        if let Some(n) = file
+            .secret
+            .iter()
+            .position(|secret| secret.version.starts_with("learned-"))
+        {
+            return Err(ConfigError::invalid(
+                field(&format!("secret[{n}].version")),
+                "`learned-…` names the secrets providers hand over; choose another name",
             ));
         }
         let secrets = file
@@ -361,7 +381,7 @@ fn check_provider(
     has_basic_auth: bool,
     id: &str,
     index: usize,
-) -> Result<&'static str, ConfigError> {
+) -> Result<(&'static str, bool), ConfigError> {
     let adapter = adapter_for(provider, settings).map_err(|error| provider_error(error, index))?;
     let name = adapter.name();
     if !has_basic_auth && adapter.coverage().needs_endpoint_credential() {
@@ -375,7 +395,7 @@ fn check_provider(
             ),
         ));
     }
-    Ok(name)
+    Ok((name, adapter.learns_secrets()))
 }
 
 fn adapter_settings(

@@ -82,7 +82,18 @@ impl Settings {
                     format!("`{}` is used by two endpoints", endpoint.id),
                 ));
             }
-            endpoints.push(Endpoint::from_file(endpoint, index, base_dir)?);
+            let endpoint = Endpoint::from_file(endpoint, index, base_dir)?;
+            if endpoint.learns_secrets() && encryption.keys.is_empty() {
+                return Err(ConfigError::invalid(
+                    format!("endpoint[{index}].provider"),
+                    format!(
+                        "`{}` hands its signing secret over in a handshake, which is kept \
+                         sealed: it needs an [[encryption.key]]",
+                        endpoint.provider
+                    ),
+                ));
+            }
+            endpoints.push(endpoint);
         }
         Ok(Settings {
             server,

@@ -939,3 +939,23 @@ fn a_filter_over_fields_a_sample_lacks_or_holds_as_null_is_accepted() {
         parse_at(&with_filter(filter)).unwrap_or_else(|error| panic!("{filter}: {error}"));
     }
 }
+
+#[test]
+fn a_provider_that_hands_its_secret_over_needs_a_key_ring() {
+    let endpoint = "[[endpoint]]\nid = \"asana\"\nprovider = \"asana\"\nverify_token = \"handshake-token-0123456789\"\n";
+    let message = refusal(&format!("[encryption]\nallow_plaintext = true\n{endpoint}"));
+    assert!(
+        message.contains("endpoint[0].provider")
+            && message.contains("`asana` hands its signing secret over")
+            && message.contains("it needs an [[encryption.key]]"),
+        "{message}"
+    );
+    let sealed = format!(
+        "[[encryption.key]]\nid = \"k1\"\nvalue = \"aG9va2luYm94LXRlc3QtZW5jcnlwdGlvbi1rZXktMDE=\"\n{endpoint}"
+    );
+    let settings = parse_at(&sealed).unwrap_or_else(|error| panic!("{error}"));
+    assert!(
+        settings.endpoints[0].secrets.is_empty(),
+        "it starts with none"
+    );
+}

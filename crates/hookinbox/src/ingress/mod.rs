@@ -10,6 +10,7 @@ pub mod body_budget;
 pub mod body_pace;
 pub mod client_address;
 pub mod client_refusals;
+mod handover;
 mod receive;
 pub mod refusal_log;
 pub mod rejection;

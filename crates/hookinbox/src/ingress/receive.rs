@@ -24,6 +24,7 @@ use crate::endpoint::{Endpoint, NotVerified};
 use crate::failpoint::Failpoint;
 use crate::key_fetch::KeyFetchError;
 use crate::routing::RoutedEvent;
+use crate::secrets::learned;
 use crate::telemetry::{
     AcceptedEvent, CommitFailed, CommitTimedOut, IngressOutcome, SecretVersionMatched,
 };
@@ -150,7 +151,10 @@ async fn pipeline(
         return Err(Rejection::TooLarge);
     }
     let media_type = media_type(&parts.headers);
-    if !endpoint.accepts_media_type(media_type.as_deref()) {
+    let media_type_taken = endpoint.accepts_media_type(media_type.as_deref());
+    // A handover (Asana's may come without a body or its type) is
+    // recognised first; every other request needs a type the endpoint takes.
+    if !media_type_taken && !endpoint.learns_secrets() {
         return Err(Rejection::ContentType);
     }
     // 3. read at most max_body_bytes into one buffer paid from the budget;
@@ -168,6 +172,27 @@ async fn pipeline(
     let received_at_ms = clock::unix_millis();
     // 4–7. claim, signature, timestamp, envelope
     let headers = to_verify_headers(&parts.headers);
+    if endpoint.learns_secrets() {
+        // A provider handing its secret over (Asana, Notion) is answered
+        // here; anything else is verified with the secrets it handed over.
+        let request = hookinbox_verify::Request::new(&headers, &body).with_query(parts.uri.query());
+        if let Some(answer) = super::handover::answer(state, &endpoint, &request).await {
+            return answer;
+        }
+        if !media_type_taken {
+            return Err(Rejection::ContentType);
+        }
+        if let Err(error) = learned::refresh(&state.store, &endpoint, false).await {
+            if let Some(suppressed) = state.storage_refusals.admit() {
+                tracing::warn!(
+                    message = "The endpoint's learned secrets could not be read; verifying with those read before.",
+                    endpoint = %endpoint.id,
+                    %error,
+                    suppressed_since_last_line = suppressed
+                );
+            }
+        }
+    }
     let query = parts.uri.query().map(str::to_owned);
     let fetched = provider_key(state, &endpoint, &headers, &body).await?;
     let checked = verify(
@@ -521,7 +546,7 @@ fn verification_request(
 /// A handshake's answer. `nosniff` because some echo what the provider
 /// sent (a challenge): a browser must never read it as anything but its
 /// declared type.
-fn handshake(reply: Reply) -> Response {
+pub(super) fn handshake(reply: Reply) -> Response {
     let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
     (
         status,

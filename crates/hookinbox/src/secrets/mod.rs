@@ -7,6 +7,8 @@
 //!   keys; [`key_file`]: the development key file made on first start.
 //! - [`secret_rules`]: what an endpoint secret must be beyond readable
 //!   (length, file mode); [`basic_auth`]: an endpoint's own credential.
+//! - [`learned`]: the secrets providers handed over in handshakes (Asana,
+//!   Notion), versions of an endpoint's key ring read from the store.
 //! - [`key_reload`]: swapping every endpoint's key ring without a restart;
 //!   [`secret_matches`]: how many requests each secret version verified;
 //!   [`key_status`]: what `hookinbox keys status` shows of both.
@@ -19,5 +21,6 @@ pub(crate) mod encryption;
 pub(crate) mod key_file;
 pub(crate) mod key_reload;
 pub(crate) mod key_status;
+pub(crate) mod learned;
 pub(crate) mod secret_matches;
 pub(crate) mod secret_rules;

@@ -39,6 +39,7 @@ mod handshake;
 mod handshake_meta;
 mod handshake_okta_dropbox;
 mod handshake_probes;
+mod handshake_secrets;
 mod ingress_tls;
 mod key_check;
 mod key_fetch;
