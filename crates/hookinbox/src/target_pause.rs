@@ -125,7 +125,7 @@ mod tests {
     #[test]
     fn each_change_logs_one_audit_line_and_a_refusal_or_no_change_none() {
         let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(SqliteOptions::new(&dir.path().join("inbox.db"))).unwrap();
+        let store = SqliteStore::open(SqliteOptions::new(dir.path().join("inbox.db"))).unwrap();
         let reads = store.open_reader().unwrap();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
