@@ -8,6 +8,7 @@ use std::sync::Arc;
 use cel::objects::{Key, Map};
 use cel::{Context, Value};
 
+use super::body_paths::BodyPaths;
 use crate::form_body;
 
 /// The accepted event as routing reads it.
@@ -28,7 +29,9 @@ pub struct RoutedEvent<'a> {
     pub body: &'a [u8],
 }
 
-/// The filter's variables for one event.
+/// The filter's variables for one event: `event`, `headers`, and `body`
+/// turned into CEL values only as far as the filters read it
+/// ([`BodyPaths`]).
 #[derive(Debug, Clone)]
 pub struct FilterInput {
     event: Value,
@@ -38,7 +41,8 @@ pub struct FilterInput {
 }
 
 impl FilterInput {
-    pub fn new(event: &RoutedEvent<'_>) -> FilterInput {
+    /// The variables of `event`, with what `reads` names of its body.
+    pub fn new(event: &RoutedEvent<'_>, reads: &BodyPaths) -> FilterInput {
         let mut fields: HashMap<Key, Value> = HashMap::new();
         let mut put = |name: &str, value: Value| {
             fields.insert(Key::String(Arc::new(name.to_owned())), value);
@@ -62,7 +66,7 @@ impl FilterInput {
         FilterInput {
             event: map(fields),
             headers: map(headers),
-            body: body_value(event.content_type, event.body),
+            body: body_json(event.content_type, event.body).map(|body| reads.convert(&body)),
         }
     }
 
@@ -91,37 +95,12 @@ fn map(fields: HashMap<Key, Value>) -> Value {
 /// The body as JSON, or as form fields (a field holding a JSON object or
 /// array, GitHub's and Slack's `payload=`, parsed: `crate::form_body`);
 /// `None` for any other content type or a body that does not parse.
-fn body_value(content_type: Option<&str>, body: &[u8]) -> Option<Value> {
+fn body_json(content_type: Option<&str>, body: &[u8]) -> Option<serde_json::Value> {
     if form_body::is_form(content_type) {
-        return Some(from_json(&serde_json::Value::Object(form_body::fields(
-            body,
-        ))));
+        return Some(serde_json::Value::Object(form_body::fields(body)));
     }
     if form_body::is_json(content_type) {
-        return serde_json::from_slice::<serde_json::Value>(body)
-            .ok()
-            .map(|json| from_json(&json));
+        return serde_json::from_slice::<serde_json::Value>(body).ok();
     }
     None
-}
-
-/// JSON as CEL values: whole numbers as `int` (so `amount > 1000` compares
-/// without a cast), others as `double`.
-fn from_json(json: &serde_json::Value) -> Value {
-    match json {
-        serde_json::Value::Null => Value::Null,
-        serde_json::Value::Bool(b) => Value::Bool(*b),
-        serde_json::Value::Number(n) => match n.as_i64() {
-            Some(i) => Value::Int(i),
-            None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        serde_json::Value::String(s) => text(s),
-        serde_json::Value::Array(items) => {
-            Value::List(Arc::new(items.iter().map(from_json).collect()))
-        }
-        serde_json::Value::Object(fields) => map(fields
-            .iter()
-            .map(|(name, value)| (Key::String(Arc::new(name.clone())), from_json(value)))
-            .collect()),
-    }
 }

@@ -4,6 +4,7 @@
 //! per event before the accept commit, so a target that does not match
 //! gets no delivery row and the event records where it went and where not.
 
+mod body_paths;
 mod event_type_patterns;
 mod filter_input;
 mod filter_position;

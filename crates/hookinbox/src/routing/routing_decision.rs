@@ -1,7 +1,9 @@
 //! Where one event goes: the targets it was routed to and those it was not.
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 
+use super::body_paths::BodyPaths;
 use super::filter_input::{FilterInput, RoutedEvent};
 use super::target_route::TargetRoute;
 
@@ -18,7 +20,8 @@ pub struct RoutingDecision {
 
 impl RoutingDecision {
     /// Routes `event` over `targets` (name, rules). The filter input (the
-    /// body parsed) is built once, and only if some filter runs. A filter
+    /// body parsed) is built once, and only if some filter runs; each
+    /// the body is converted only as far as some filter reads it. A filter
     /// that fails is a non-match, counted in
     /// `hookinbox_filter_errors_total{endpoint,target}`; it never fails
     /// the request.
@@ -26,11 +29,12 @@ impl RoutingDecision {
         targets: impl IntoIterator<Item = (&'t str, &'t TargetRoute)>,
         event: &RoutedEvent<'_>,
     ) -> RoutingDecision {
+        let targets: Vec<(&str, &TargetRoute)> = targets.into_iter().collect();
         let input: OnceCell<cel::Context<'static, 'static>> = OnceCell::new();
         let mut decision = RoutingDecision::default();
-        for (name, route) in targets {
+        for &(name, route) in &targets {
             let matched = route.matches(event.event_type, || {
-                input.get_or_init(|| FilterInput::new(event).context())
+                input.get_or_init(|| FilterInput::new(event, &read_by_all(&targets)).context())
             });
             let matched = match matched {
                 Ok(matched) => matched,
@@ -58,4 +62,19 @@ impl RoutingDecision {
         }
         decision
     }
+}
+
+/// What the targets' filters read of the body, together.
+fn read_by_all<'t>(targets: &[(&str, &'t TargetRoute)]) -> Cow<'t, BodyPaths> {
+    let mut filters = targets
+        .iter()
+        .filter_map(|(_, route)| route.filter.as_ref());
+    let Some(first) = filters.next() else {
+        return Cow::Owned(BodyPaths::Fields(Default::default()));
+    };
+    let mut reads = Cow::Borrowed(first.body_paths());
+    for filter in filters {
+        reads.to_mut().merge(filter.body_paths());
+    }
+    reads
 }

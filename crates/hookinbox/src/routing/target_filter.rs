@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use cel::{IdedExpr, Program, Value};
 
+use super::body_paths::BodyPaths;
 use super::filter_input::{FilterInput, RoutedEvent};
 use super::filter_position::{failing_part, operands, position_of, start_of, FilterPosition};
 
@@ -13,6 +14,8 @@ use super::filter_position::{failing_part, operands, position_of, start_of, Filt
 pub struct TargetFilter {
     source: String,
     program: Arc<Program>,
+    /// What of `body` it reads.
+    body_paths: Arc<BodyPaths>,
 }
 
 /// Why a filter is refused when the configuration is read.
@@ -78,6 +81,7 @@ impl TargetFilter {
         let program = Program::compile(source).map_err(syntax_error)?;
         let filter = TargetFilter {
             source: source.to_owned(),
+            body_paths: Arc::new(BodyPaths::read_by(program.expression())),
             program: Arc::new(program),
         };
         filter.probe()?;
@@ -85,17 +89,20 @@ impl TargetFilter {
     }
 
     fn probe(&self) -> Result<(), FilterCompileError> {
-        let probe = FilterInput::new(&RoutedEvent {
-            provider: "stripe",
-            endpoint: "endpoint",
-            id: "evt_probe",
-            event_type: Some("probe.event"),
-            received_at_ms: 0,
-            matched_secret_version: "v1",
-            headers: &[],
-            content_type: Some("application/json"),
-            body: b"{}",
-        });
+        let probe = FilterInput::new(
+            &RoutedEvent {
+                provider: "stripe",
+                endpoint: "endpoint",
+                id: "evt_probe",
+                event_type: Some("probe.event"),
+                received_at_ms: 0,
+                matched_secret_version: "v1",
+                headers: &[],
+                content_type: Some("application/json"),
+                body: b"{}",
+            },
+            &BodyPaths::Whole,
+        );
         self.type_check(&probe, None)
     }
 
@@ -110,7 +117,7 @@ impl TargetFilter {
         sample: &RoutedEvent<'_>,
         name: &str,
     ) -> Result<(), FilterCompileError> {
-        self.type_check(&FilterInput::new(sample), Some(name))
+        self.type_check(&FilterInput::new(sample, &BodyPaths::Whole), Some(name))
     }
 
     fn type_check(
@@ -144,6 +151,11 @@ impl TargetFilter {
             Ok(_) => Err(FilterRunError::NotBoolean),
             Err(error) => Err(FilterRunError::from_execution(&error)),
         }
+    }
+
+    /// What of `body` it reads.
+    pub fn body_paths(&self) -> &BodyPaths {
+        &self.body_paths
     }
 
     /// The expression as written.

@@ -3,6 +3,7 @@
 
 use base64::Engine;
 
+use super::body_paths::BodyPaths;
 use super::filter_input::FilterInput;
 use super::filter_position::FilterPosition;
 use super::target_filter::{FilterCompileError, FilterRunError};
@@ -79,7 +80,7 @@ fn route(event_types: Option<&[&str]>, filter: Option<&str>) -> TargetRoute {
 }
 
 fn run(route: &TargetRoute, event: &RoutedEvent<'_>) -> Result<bool, FilterRunError> {
-    let context = FilterInput::new(event).context();
+    let context = FilterInput::new(event, &BodyPaths::Whole).context();
     route.matches(event.event_type, || &context)
 }
 
@@ -472,5 +473,99 @@ fn run_time_type_errors_over_real_headers_and_bodies_do_not_match() {
         assert_eq!(run(&target, &event), Err(expected), "{filter}");
         let decision = RoutingDecision::route([("t", &target)], &event);
         assert_eq!(decision.not_routed, ["t"], "{filter}: does not match");
+    }
+}
+
+/// `BodyPaths` written as nested `(key, paths)` lists.
+fn fields(entries: &[(&str, BodyPaths)]) -> BodyPaths {
+    BodyPaths::Fields(
+        entries
+            .iter()
+            .map(|(name, paths)| ((*name).to_owned(), paths.clone()))
+            .collect(),
+    )
+}
+
+fn paths_of(source: &str) -> BodyPaths {
+    TargetFilter::compile(source)
+        .expect("compiles")
+        .body_paths()
+        .clone()
+}
+
+#[test]
+fn a_filter_reads_only_the_body_fields_it_selects() {
+    use BodyPaths::Whole;
+    assert_eq!(paths_of("event.type == 'invoice.paid'"), fields(&[]));
+    assert_eq!(
+        paths_of(
+            "has(body.data.object.amount) && body.data.object.amount > 1000 \
+             && body.livemode == false"
+        ),
+        fields(&[
+            ("data", fields(&[("object", fields(&[("amount", Whole)]))])),
+            ("livemode", Whole),
+        ])
+    );
+    // A map used as a value, not only selected from, is read whole.
+    assert_eq!(
+        paths_of("body.data.object.amount > 1 && size(body.data) > 0"),
+        fields(&[("data", Whole)])
+    );
+    assert_eq!(
+        paths_of("body.items.exists(item, item.price > 5)"),
+        fields(&[("items", Whole)])
+    );
+    // Any other use of `body` reads all of it.
+    assert_eq!(paths_of("size(body) > 2"), Whole);
+    assert_eq!(paths_of(r#"body["data"]["object"] != null"#), Whole);
+    assert_eq!(paths_of("[body].size() == 1"), Whole);
+}
+
+#[test]
+fn the_pruned_body_answers_every_filter_as_the_whole_body_does() {
+    let stripe = Sample::named(STRIPE, "stripe/valid");
+    let github = Sample::named(GITHUB, "github/valid");
+    let filters = [
+        "body.data.object.amount_paid > 1000",
+        "body.data.object.amount_paid > 1000 && body.livemode == false",
+        "has(body.data.object.amount) && body.data.object.amount > 1000",
+        "body.data.object.amount > 1000",
+        r#"body.data.object.amount_paid > "1000""#,
+        "body.type.startsWith('invoice.')",
+        "body.type.nested == 1",
+        "body.data.object.lines.data.exists(line, line.amount > 0)",
+        "size(body.data.object) > 3",
+        r#"body.ref == "refs/heads/main""#,
+        "body.pull_request.user.login == 'octocat' || body.sender.login == 'octocat'",
+        "body.repository.owner.id > 0 && body.repository.private == false",
+        "body.action in ['opened', 'closed']",
+        "has(body.pull_request.merged_at)",
+        "size(body) > 2",
+    ];
+    for (sample, provider, content_types) in [
+        (&stripe, "stripe", vec![Some("application/json")]),
+        (
+            &github,
+            "github",
+            vec![Some("application/json"), Some("text/plain"), None],
+        ),
+    ] {
+        for content_type in content_types {
+            let event = RoutedEvent {
+                content_type,
+                ..sample.event(provider, None)
+            };
+            let whole = FilterInput::new(&event, &BodyPaths::Whole).context();
+            for source in filters {
+                let filter = TargetFilter::compile(source).expect("compiles");
+                let pruned = FilterInput::new(&event, filter.body_paths()).context();
+                assert_eq!(
+                    filter.matches(&pruned),
+                    filter.matches(&whole),
+                    "{provider} {content_type:?}: {source}"
+                );
+            }
+        }
     }
 }
