@@ -144,14 +144,18 @@ async fn changing_routes(running: &Running, id: &str) -> Vec<(String, bool)> {
         for method in ["post", "put", "patch", "delete"] {
             if operations.get(method).is_some() {
                 assert_eq!(method, "post", "{path}: the requests below are POSTs");
-                routes.push((path.replace("{id}", id), true));
+                let path = path
+                    .replace("{id}", id)
+                    .replace("{endpoint}", "lab")
+                    .replace("{target}", "sink");
+                routes.push((path, true));
             }
         }
     }
     assert_eq!(
         routes.len(),
-        2,
-        "the API's replays: {routes:?} (a new route: check it is covered)"
+        4,
+        "the API's replays and target pause and resume: {routes:?} (a new route: check it is covered)"
     );
     routes.push(("/admin/keys/reload".to_owned(), true));
     for page in [
@@ -159,6 +163,8 @@ async fn changing_routes(running: &Running, id: &str) -> Vec<(String, bool)> {
         "/ui/logout",
         "/ui/replay",
         &format!("/ui/events/{id}/replay"),
+        "/ui/targets/pause",
+        "/ui/targets/resume",
     ] {
         routes.push((page.to_owned(), false));
     }
@@ -246,6 +252,12 @@ async fn cross_site_changes_are_refused(running: &Running) {
     }
     assert_eq!(running.deliveries(&id).await, 1, "nothing was replayed");
     assert_eq!(running.reloads(), reloads, "nothing was reloaded");
+    let targets = running.api_get("/admin/targets").await;
+    assert_eq!(targets["targets"][0]["target"], "sink", "{targets}");
+    assert_eq!(
+        targets["targets"][0]["state"], "closed",
+        "nothing was paused: {targets}"
+    );
 }
 
 /// The same routes from clients that are not browsers (no `Origin`, no
