@@ -24,6 +24,9 @@ pub struct StoreOptions {
     pub queue_capacity: usize,
     /// Most events in one transaction.
     pub max_batch_events: usize,
+    /// SQLite: least time between the starts of two commits (see
+    /// [`SqliteOptions::commit_interval`]).
+    pub commit_interval: Duration,
     /// SQLite: how long a commit waits for a lock another process holds.
     pub busy_timeout: Duration,
     /// SQLite: bytes kept free on the payload log's filesystem.
@@ -49,6 +52,7 @@ impl Default for StoreOptions {
             keys: None,
             queue_capacity: sqlite.queue_capacity,
             max_batch_events: sqlite.max_batch_events,
+            commit_interval: sqlite.commit_interval,
             busy_timeout: sqlite.busy_timeout,
             disk_reserve_bytes: sqlite.disk_reserve_bytes,
             password: None,
@@ -67,6 +71,7 @@ impl StoreOptions {
         options.keys = self.keys.clone();
         options.queue_capacity = self.queue_capacity;
         options.max_batch_events = self.max_batch_events;
+        options.commit_interval = self.commit_interval;
         options.busy_timeout = self.busy_timeout;
         options.disk_reserve_bytes = self.disk_reserve_bytes;
         options

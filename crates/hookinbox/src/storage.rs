@@ -219,6 +219,7 @@ pub(crate) fn store_options(
         keys,
         queue_capacity: settings.queue_capacity.get(),
         max_batch_events: settings.max_batch_events.get(),
+        commit_interval: settings.commit_interval,
         busy_timeout: settings.busy_timeout,
         disk_reserve_bytes: settings.disk_reserve_bytes,
         ..StoreOptions::default()

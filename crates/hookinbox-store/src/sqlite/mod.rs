@@ -77,6 +77,11 @@ pub struct SqliteOptions {
     pub max_batch_events: usize,
     /// Most payload bytes in one transaction (a batch always takes at least one event).
     pub max_batch_bytes: usize,
+    /// Least time between the starts of two commits: a batch that would
+    /// start sooner waits for more events until then, so each pair of
+    /// syncs serves several events (`group_commit::gather`). Zero: commit
+    /// whatever is waiting at once.
+    pub commit_interval: Duration,
     /// How often the background checkpointer runs.
     pub checkpoint_interval: Duration,
     /// New bodies are refused (503) while writing them would leave fewer
@@ -98,6 +103,9 @@ impl SqliteOptions {
     pub const DEFAULT_MAX_BATCH_EVENTS: usize = 512;
     /// The default `disk_reserve_bytes`; the service's `storage.disk_reserve_bytes` too.
     pub const DEFAULT_DISK_RESERVE_BYTES: u64 = disk_reserve::RESERVE_BYTES;
+    /// The default `commit_interval`; the service's `storage.commit_interval`
+    /// too (chosen by measurement: bench/RESULTS.md §14).
+    pub const DEFAULT_COMMIT_INTERVAL: Duration = Duration::from_millis(2);
 
     pub fn new(path: impl Into<PathBuf>) -> Self {
         SqliteOptions {
@@ -106,6 +114,7 @@ impl SqliteOptions {
             queue_capacity: Self::DEFAULT_QUEUE_CAPACITY,
             max_batch_events: Self::DEFAULT_MAX_BATCH_EVENTS,
             max_batch_bytes: 16 << 20,
+            commit_interval: Self::DEFAULT_COMMIT_INTERVAL,
             checkpoint_interval: Duration::from_millis(250),
             disk_reserve_bytes: Self::DEFAULT_DISK_RESERVE_BYTES,
             keys: None,
@@ -220,6 +229,7 @@ impl SqliteStore {
         let limits = BatchLimits {
             max_ops: options.max_batch_events.max(1),
             max_bytes: options.max_batch_bytes,
+            commit_interval: options.commit_interval,
         };
         let taken = Arc::clone(&queued);
         // Thread names stay within Linux's 15 characters, so `top -H`, `perf`

@@ -28,6 +28,18 @@ pub fn positive(value: Duration, field: &str) -> Result<Duration, ConfigError> {
     Ok(value)
 }
 
+/// `value` when it is at most `max` (whole milliseconds in the error).
+pub fn at_most(value: Duration, max: Duration, field: &str) -> Result<Duration, ConfigError> {
+    if value <= max {
+        Ok(value)
+    } else {
+        Err(ConfigError::invalid(
+            field,
+            format!("is at most {}ms", max.as_millis()),
+        ))
+    }
+}
+
 /// A duration used where only whole seconds exist (signed timestamps are
 /// unix seconds): `"90s"` or `"5m"`, not `"1500ms"`.
 pub fn whole_seconds(value: Duration, field: &str) -> Result<u64, ConfigError> {

@@ -56,6 +56,7 @@ fn a_minimal_config_takes_the_defaults() {
         settings.storage.max_batch_events.get(),
         store.max_batch_events
     );
+    assert_eq!(settings.storage.commit_interval, store.commit_interval);
     assert_eq!(settings.delivery.lease, Duration::from_secs(30));
     assert_eq!(settings.delivery.poll_interval, Duration::from_millis(250));
     let endpoint = &settings.endpoints[0];
@@ -261,6 +262,10 @@ fn each_rule_names_its_field() {
         (
             with_section("[storage]\nmax_batch_events = 0"),
             "storage.max_batch_events: ",
+        ),
+        (
+            with_section("[storage]\ncommit_interval = \"51ms\""),
+            "storage.commit_interval: ",
         ),
         (
             with_section("[delivery]\nlease = \"0s\""),
