@@ -24,6 +24,9 @@
 #              every target (event type, a body field, a body function),
 #              all true, so the rows are the same as `targets`'
 #   (`--ablations "targets filtered"` measures the cost of filters in one run)
+#   eager      ablation (issue 20): `storage.commit_interval = "0ms"`, every
+#              batch committed as soon as the writer takes it, as before
+#              the commit interval existed (`--ablations eager`)
 #   otlp_down  ablation (issue 22): the default with `[telemetry.otlp]` on,
 #              every trace sampled, its collector a closed port: what a
 #              collector that is down costs ingress (`--ablations otlp_down`)
@@ -56,7 +59,7 @@
 #                     [--scheme standard|stripe|lab] [--ablations "plaintext warn"]
 #                     [--quiet-wait S] [--quiet-max PCT] [--no-build] [--keep-db]
 #                     [--profile release|profiling]
-#                     [--kinds "hookinbox plaintext warn targets filtered otlp_down baseline postgres"]
+#                     [--kinds "hookinbox plaintext warn eager targets filtered otlp_down baseline postgres"]
 #                     [--postgres URL [--pgbench-clients N] [--pg-deliveries N]
 #                      [--pg-load-rate R] [--pg-work-concurrency C]]
 #
@@ -261,6 +264,10 @@ concurrency = $PG_WORK_CONCURRENCY
 poll_interval = "250ms"
 EOF
     fi
+    if [[ "${5:-}" == eager ]]; then
+        # No wait for more events before a commit.
+        sed -i 's/^queue_capacity = 16384$/&\ncommit_interval = "0ms"/' "$1/bench.toml"
+    fi
     if [[ "${5:-}" == otlp_down ]]; then
         # Port 9 (discard) on 127.0.0.1: nothing listens, every export fails.
         cat >>"$1/bench.toml" <<EOF
@@ -346,7 +353,7 @@ start_server() {
     local kind=$1 dir=$2 log=$3 suffix=${4:-}
     local args=(--config "$dir/bench.toml" --listen 127.0.0.1:0)
     local stdout="$dir/stdout$suffix"
-    if [[ $kind == hookinbox || $kind == plaintext || $kind == otlp_down ]]; then
+    if [[ $kind == hookinbox || $kind == plaintext || $kind == otlp_down || $kind == eager ]]; then
         "$BIN/hookinbox" serve "${args[@]}" >"$stdout" 2>"$log" &
     elif [[ $kind == targets || $kind == filtered ]]; then
         # Ingress only: the targets' rows are written, nobody sends them.
@@ -434,7 +441,7 @@ measure() {
     local sealing=""
     [[ $kind == plaintext ]] && sealing=plaintext
     local routing=""
-    [[ $kind == targets || $kind == filtered || $kind == otlp_down ]] && routing=$kind
+    [[ $kind == targets || $kind == filtered || $kind == otlp_down || $kind == eager ]] && routing=$kind
     write_config "$dir" "$schema" "" "$sealing" "$routing"
     local pids=() urls=() i tag
     for i in $(seq "$servers"); do
@@ -487,7 +494,7 @@ measure() {
         python3 "$BENCH/summarize.py" --combine "$OUT/runs/$name.loadgen.json" "$OUT/parts/$name".*.loadgen.json
     fi
     local rows=null
-    if [[ $kind == hookinbox || $kind == plaintext || $kind == warn || $kind == targets || $kind == filtered || $kind == otlp_down ]]; then
+    if [[ $kind == hookinbox || $kind == plaintext || $kind == warn || $kind == targets || $kind == filtered || $kind == otlp_down || $kind == eager ]]; then
         rows=$("$BIN/hookinbox" stats --json --config "$dir/bench.toml" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')
     elif [[ $kind == postgres ]]; then
         rows=$(pg -c "SELECT count(*) FROM $schema.inbox")

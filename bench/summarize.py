@@ -35,8 +35,8 @@ PG_P99_TARGET_MS = 20.0
 PG_VS_PGBENCH_TARGET = 1.2
 PG_DELIVERIES_TARGET = 3_000.0
 # hookinbox: the default configuration; plaintext and warn: its ablations.
-KINDS = ("hookinbox", "plaintext", "warn", "targets", "filtered", "otlp_down", "baseline", "postgres")
-SQLITE_KINDS = ("hookinbox", "plaintext", "warn", "targets", "filtered", "otlp_down")
+KINDS = ("hookinbox", "plaintext", "warn", "eager", "targets", "filtered", "otlp_down", "baseline", "postgres")
+SQLITE_KINDS = ("hookinbox", "plaintext", "warn", "eager", "targets", "filtered", "otlp_down")
 
 
 def combine(out, parts):

@@ -3,15 +3,26 @@
 //! to an exchange (a durable topic exchange, declared too), `count` prints
 //! how many messages it holds, `delete` removes both. The broker's own
 //! tools need its management plugin; this needs only AMQP.
+//!
+//! `publish` is the broker's own ceiling, the reference a `rabbitmq`
+//! target's drain is read against (as pgbench is for PostgreSQL): N
+//! persistent, mandatory messages of the benchmark's size, with metadata
+//! headers like a target's, on one confirm-mode channel with a window of
+//! unconfirmed messages as deep as the target's concurrency. It prints the
+//! confirmed messages per second.
 
-use anyhow::{Context, Result};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use lapin::options::{
-    ExchangeDeclareOptions, ExchangeDeleteOptions, QueueBindOptions, QueueDeclareOptions,
-    QueueDeleteOptions,
+    BasicPublishOptions, ConfirmSelectOptions, ExchangeDeclareOptions, ExchangeDeleteOptions,
+    QueueBindOptions, QueueDeclareOptions, QueueDeleteOptions,
 };
-use lapin::types::FieldTable;
-use lapin::{Connection, ConnectionProperties, ExchangeKind};
+use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
+use lapin::{BasicProperties, Confirmation, Connection, ConnectionProperties, ExchangeKind};
+use tokio::sync::Semaphore;
 
 #[derive(Parser)]
 #[command(about = "Declare, count or delete the rabbitmq benchmark's queue")]
@@ -34,6 +45,17 @@ enum Action {
     Declare,
     Count,
     Delete,
+    /// Publish N confirmed messages into the exchange; print messages/s.
+    Publish {
+        #[arg(long, default_value_t = 30_000)]
+        count: usize,
+        /// Body bytes of each message.
+        #[arg(long, default_value_t = 1024)]
+        size: usize,
+        /// Most messages published and not yet confirmed.
+        #[arg(long, default_value_t = 64)]
+        window: usize,
+    },
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -44,6 +66,17 @@ async fn main() -> Result<()> {
         .context("connect to the broker")?;
     let channel = connection.create_channel().await?;
     match args.action {
+        Action::Publish {
+            count,
+            size,
+            window,
+        } => {
+            channel
+                .confirm_select(ConfirmSelectOptions::default())
+                .await?;
+            let per_s = publish(&channel, &args.exchange, count, size, window).await?;
+            println!("{per_s:.1}");
+        }
         Action::Declare => {
             let durable = ExchangeDeclareOptions {
                 durable: true,
@@ -100,4 +133,71 @@ async fn main() -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Publishes `count` messages as a `rabbitmq` target does (persistent,
+/// mandatory, a message id and string headers) with at most `window`
+/// unconfirmed; confirmed messages per second.
+async fn publish(
+    channel: &lapin::Channel,
+    exchange: &str,
+    count: usize,
+    size: usize,
+    window: usize,
+) -> Result<f64> {
+    let permits = Arc::new(Semaphore::new(window.max(1)));
+    let body = Arc::new(vec![b'x'; size]);
+    let mut confirms = tokio::task::JoinSet::new();
+    let started = Instant::now();
+    for n in 0..count {
+        let permit = Arc::clone(&permits).acquire_owned().await?;
+        let mut headers = FieldTable::default();
+        for (name, value) in [
+            ("Idempotency-Key", format!("bench-{n:012}")),
+            ("X-Hookinbox-Event-Id", format!("bench-{n:012}")),
+            ("X-Hookinbox-Event-Type", "bench".to_owned()),
+            ("X-Hookinbox-Provider", "lab".to_owned()),
+            ("X-Hookinbox-Endpoint", "lab".to_owned()),
+        ] {
+            headers.insert(
+                ShortString::from(name),
+                AMQPValue::LongString(LongString::from(value)),
+            );
+        }
+        let properties = BasicProperties::default()
+            .with_delivery_mode(2)
+            .with_message_id(ShortString::from(format!("bench-{n:012}")))
+            .with_headers(headers);
+        let channel = channel.clone();
+        let exchange = exchange.to_owned();
+        let body = Arc::clone(&body);
+        confirms.spawn(async move {
+            let confirmation = channel
+                .basic_publish(
+                    exchange.as_str().into(),
+                    "bench.lab.bench".into(),
+                    BasicPublishOptions {
+                        mandatory: true,
+                        immediate: false,
+                    },
+                    &body,
+                    properties,
+                )
+                .await?
+                .await?;
+            drop(permit);
+            Ok::<_, lapin::Error>(matches!(confirmation, Confirmation::Ack(None)))
+        });
+        while let Some(done) = confirms.try_join_next() {
+            if !done?? {
+                bail!("a message was returned or refused");
+            }
+        }
+    }
+    while let Some(done) = confirms.join_next().await {
+        if !done?? {
+            bail!("a message was returned or refused");
+        }
+    }
+    Ok(count as f64 / started.elapsed().as_secs_f64())
 }
