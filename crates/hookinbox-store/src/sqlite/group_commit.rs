@@ -159,7 +159,8 @@ pub(crate) struct BatchLimits {
     pub max_ops: usize,
     pub max_bytes: usize,
     /// Least time from one commit's start to the next one's: a batch that
-    /// would start sooner waits for ops until then (see [`gather`]).
+    /// starts with a body and would start sooner waits for ops until then
+    /// (see [`gather`]); other batches never wait.
     pub commit_interval: Duration,
 }
 
@@ -365,6 +366,9 @@ mod tests {
         let (first, _first_answer) = op(10);
         let sender = std::thread::spawn(move || {
             let (second, second_answer) = op(10);
+            // Sent after the writer found the queue empty: only a batch
+            // that waits can take it.
+            std::thread::sleep(Duration::from_millis(50));
             queue.send(second).unwrap();
             (queue, second_answer)
         });

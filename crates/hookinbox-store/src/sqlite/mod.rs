@@ -77,10 +77,11 @@ pub struct SqliteOptions {
     pub max_batch_events: usize,
     /// Most payload bytes in one transaction (a batch always takes at least one event).
     pub max_batch_bytes: usize,
-    /// Least time between the starts of two commits: a batch that would
-    /// start sooner waits for more events until then, so each pair of
-    /// syncs serves several events (`group_commit::gather`). Zero: commit
-    /// whatever is waiting at once.
+    /// Least time between the starts of two commits: a batch that starts
+    /// with a body and would start sooner waits for more events until
+    /// then, so each pair of syncs serves several events
+    /// (`group_commit::gather`); leases and settlements never wait. Zero:
+    /// commit whatever is waiting at once.
     pub commit_interval: Duration,
     /// How often the background checkpointer runs.
     pub checkpoint_interval: Duration,
