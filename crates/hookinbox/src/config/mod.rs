@@ -79,7 +79,7 @@ pub use server::{RateLimit, Server, Tls};
 pub use settings::Settings;
 pub use storage::{Database, Delivery, PostgresDatabase, Storage};
 pub use target::{DeliveredBody, HttpDestination, NatsDestination, Target, TargetKind};
-pub use telemetry::{Otlp, Telemetry};
+pub use telemetry::{Otlp, OtlpProtocol, Telemetry};
 
 /// A complete configuration with every field, its default and what it is
 /// for: what `hookinbox config example` prints.

@@ -5,25 +5,41 @@
 //! target sees a `traceparent` of that trace. With the collector down,
 //! every request is still answered and the spans dropped are counted. A
 //! NATS message carries the trace on as a `traceparent` header, and a Redis
-//! stream entry in its `headers` field.
+//! stream entry in its `headers` field. With `protocol = "grpc"` the same
+//! trace reaches a gRPC collector (tonic's server with the real
+//! `TraceService`), the configured headers as its metadata.
 
 use crate::support;
 
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
+    TraceService, TraceServiceServer,
+};
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
 use opentelemetry_proto::tonic::common::v1::any_value::Value;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
 use support::nats::*;
 use support::redis_streams::{config_with_redis_stream_target, redis_url, TestRedis};
 use support::*;
+use tonic::metadata::MetadataMap;
 
 /// The provider's own span, as its `traceparent` names it.
 const SENT_TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const SENT_SPAN_ID: &str = "00f067aa0ba902b7";
 
 fn config_text(storage: &Storage, sink: &str, collector: &str) -> String {
+    config_with_otlp(storage, sink, &format!("endpoint = \"{collector}\""))
+}
+
+/// An http target at `sink`, an admin listener, and `[telemetry.otlp]` with
+/// the settings `otlp` (lines of TOML) and a service name.
+fn config_with_otlp(storage: &Storage, sink: &str, otlp: &str) -> String {
     storage
         .config()
         .http_target(sink, "")
@@ -33,7 +49,7 @@ fn config_text(storage: &Storage, sink: &str, collector: &str) -> String {
 listen = "127.0.0.1:0"
 
 [telemetry.otlp]
-endpoint = "{collector}"
+{otlp}
 service_name = "hookinbox-test"
 "#
         ))
@@ -42,18 +58,81 @@ service_name = "hookinbox-test"
 
 /// Every span the collector received, decoded from its OTLP/HTTP requests.
 fn spans(collector: &Sink) -> Vec<Span> {
-    collector
-        .received()
-        .iter()
-        .flat_map(|request| {
-            assert_eq!(request.header("content-type"), "application/x-protobuf");
-            ExportTraceServiceRequest::decode(request.body.clone())
-                .expect("an OTLP ExportTraceServiceRequest")
-                .resource_spans
-        })
+    spans_of(collector.received().iter().map(|request| {
+        assert_eq!(request.header("content-type"), "application/x-protobuf");
+        ExportTraceServiceRequest::decode(request.body.clone())
+            .expect("an OTLP ExportTraceServiceRequest")
+    }))
+}
+
+fn spans_of(requests: impl Iterator<Item = ExportTraceServiceRequest>) -> Vec<Span> {
+    requests
+        .flat_map(|request| request.resource_spans)
         .flat_map(|resource| resource.scope_spans)
         .flat_map(|scope| scope.spans)
         .collect()
+}
+
+/// An OTLP/gRPC collector on a port of its own: tonic's server with the
+/// generated `TraceService`, keeping each export's metadata and request.
+#[derive(Clone, Default)]
+struct GrpcCollector {
+    exports: Arc<Mutex<Vec<(MetadataMap, ExportTraceServiceRequest)>>>,
+}
+
+#[tonic::async_trait]
+impl TraceService for GrpcCollector {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportTraceServiceRequest>,
+    ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        let (metadata, _, request) = request.into_parts();
+        self.exports.lock().unwrap().push((metadata, request));
+        Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
+    }
+}
+
+impl GrpcCollector {
+    /// Listening on 127.0.0.1 (port 0) when this returns; its address.
+    async fn start() -> (GrpcCollector, SocketAddr) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let collector = GrpcCollector::default();
+        let service = TraceServiceServer::new(collector.clone());
+        tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(service)
+                .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
+        );
+        (collector, addr)
+    }
+
+    fn spans(&self) -> Vec<Span> {
+        spans_of(
+            self.exports
+                .lock()
+                .unwrap()
+                .clone()
+                .into_iter()
+                .map(|(_, r)| r),
+        )
+    }
+
+    /// The value of `key` in each export's metadata, in order.
+    fn metadata(&self, key: &str) -> Vec<String> {
+        self.exports
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(metadata, _)| {
+                metadata
+                    .get(key)
+                    .and_then(|value| value.to_str().ok())
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+            .collect()
+    }
 }
 
 fn attribute(span: &Span, key: &str) -> Option<Value> {
@@ -520,4 +599,131 @@ async fn with_traces_off_the_provider_traceparent_is_passed_on_unchanged() {
     };
     assert_eq!(header_of("evt_off"), traceparent);
     assert_eq!(header_of("evt_none"), "", "no trace, no traceparent");
+}
+
+/// Sends one webhook with the provider's `traceparent` and waits for its
+/// delivery; the inbox id and the `traceparent` the target received.
+async fn one_traced_webhook(server: &Server, sink: &Sink, event_id: &str) -> (String, String) {
+    let traceparent = format!("00-{SENT_TRACE_ID}-{SENT_SPAN_ID}-01");
+    let answer = post(
+        &client(),
+        &server.url("/hooks/lab"),
+        &lab_event(event_id).with("traceparent", &traceparent),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.error());
+    let inbox_id = answer.json()["id"].as_str().unwrap().to_owned();
+    assert!(eventually(Duration::from_secs(10), || sink.accepted().len() == 1).await);
+    (inbox_id, sink.accepted()[0].header("traceparent"))
+}
+
+/// Asserts `spans` hold the webhook's trace: the ingress span parented on
+/// the provider's, the delivery span its child, named by the target's
+/// `traceparent`.
+fn assert_one_trace(spans: &[Span], inbox_id: &str, delivered_parent: &str) {
+    let ingress = spans
+        .iter()
+        .find(|s| s.name == "POST /hooks/{endpoint_id}")
+        .unwrap_or_else(|| panic!("no ingress span: {spans:#?}"));
+    assert_eq!(hex::encode(&ingress.trace_id), SENT_TRACE_ID);
+    assert_eq!(hex::encode(&ingress.parent_span_id), SENT_SPAN_ID);
+    assert_eq!(attribute(ingress, "hookinbox.inbox_id"), text(inbox_id));
+    let delivery = spans
+        .iter()
+        .find(|s| s.name == "deliver sink")
+        .unwrap_or_else(|| panic!("no delivery span: {spans:#?}"));
+    assert_eq!(hex::encode(&delivery.trace_id), SENT_TRACE_ID);
+    assert_eq!(delivery.parent_span_id, ingress.span_id);
+    let parts: Vec<&str> = delivered_parent.split('-').collect();
+    assert_eq!(parts.len(), 4, "a W3C traceparent: {delivered_parent:?}");
+    assert_eq!(parts[1], SENT_TRACE_ID);
+    assert_eq!(
+        parts[2],
+        hex::encode(&delivery.span_id),
+        "the target's parent is the attempt"
+    );
+}
+
+fn has_both_spans(spans: &[Span]) -> bool {
+    spans.iter().any(|s| s.name == "POST /hooks/{endpoint_id}")
+        && spans.iter().any(|s| s.name == "deliver sink")
+}
+
+#[tokio::test]
+async fn over_grpc_one_webhook_is_one_trace_at_the_collector() {
+    let (collector, addr) = GrpcCollector::start().await;
+    let sink = Sink::start().await;
+    let storage = Storage::new(Backend::Sqlite);
+    // The endpoint as given: gRPC appends no /v1/traces.
+    let server = Server::start(
+        storage.dir.path(),
+        &config_with_otlp(
+            &storage,
+            &sink.url(),
+            &format!("endpoint = \"http://{addr}\"\nprotocol = \"grpc\""),
+        ),
+    );
+    let (inbox_id, delivered_parent) = one_traced_webhook(&server, &sink, "evt_grpc").await;
+    // Batches leave at least every second.
+    let both = eventually(Duration::from_secs(15), || {
+        has_both_spans(&collector.spans())
+    })
+    .await;
+    assert!(both, "{:#?}", collector.spans());
+    assert_one_trace(&collector.spans(), &inbox_id, &delivered_parent);
+}
+
+#[tokio::test]
+async fn over_grpc_the_configured_headers_arrive_as_metadata_and_are_never_logged() {
+    const KEY: &str = "otlp-key-M4RK3R";
+    let (collector, addr) = GrpcCollector::start().await;
+    let sink = Sink::start().await;
+    let storage = Storage::new(Backend::Sqlite);
+    let server = Server::start(
+        storage.dir.path(),
+        &config_with_otlp(
+            &storage,
+            &sink.url(),
+            &format!(
+                "endpoint = \"http://{addr}\"\nprotocol = \"grpc\"\n\
+                 headers = {{ \"X-API-Key\" = \"{KEY}\" }}"
+            ),
+        ),
+    );
+    one_traced_webhook(&server, &sink, "evt_grpc_key").await;
+    let exported = eventually(Duration::from_secs(15), || {
+        !collector.metadata("x-api-key").is_empty()
+    })
+    .await;
+    assert!(exported, "nothing exported");
+    let keys = collector.metadata("x-api-key");
+    assert!(keys.iter().all(|key| key == KEY), "{keys:?}");
+    assert!(!server.logs().contains(KEY), "{}", server.logs());
+}
+
+/// With no `protocol` in the config, `OTEL_EXPORTER_OTLP_PROTOCOL` decides.
+#[tokio::test]
+async fn the_protocol_variable_picks_grpc_when_the_config_names_none() {
+    let (collector, addr) = GrpcCollector::start().await;
+    let sink = Sink::start().await;
+    let storage = Storage::new(Backend::Sqlite);
+    let config_path = storage.dir.path().join("hookinbox.toml");
+    std::fs::write(
+        &config_path,
+        config_text(&storage, &sink.url(), &format!("http://{addr}")),
+    )
+    .unwrap();
+    let server = Server::start_full(
+        storage.dir.path(),
+        &config_path,
+        &[],
+        &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")],
+    );
+    let (inbox_id, delivered_parent) = one_traced_webhook(&server, &sink, "evt_grpc_env").await;
+    let both = eventually(Duration::from_secs(15), || {
+        has_both_spans(&collector.spans())
+    })
+    .await;
+    assert!(both, "{:#?}", collector.spans());
+    assert_one_trace(&collector.spans(), &inbox_id, &delivered_parent);
 }
