@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# bench/commit_io.sh — what one group commit costs, A/B between builds.
+#
+# Runs the default configuration (SQLite, sealed, info logs; the config
+# bench/run.sh writes, plus an admin listener) of each build given, at an
+# open-loop --rate, alternating the builds round by round, and reports per
+# run: ack latency (loadgen), server CPU, the commit histogram
+# (`hookinbox_commit_duration_seconds`), the disk's write requests per commit
+# (/sys/block/<dev>/stat), the sqlite-writer thread's CPU and run-queue wait
+# per event (/proc/<pid>/task/<tid>/schedstat), and the CPU of the rest of
+# the machine and its steal time, so noisy rounds show. Made for issue 20's
+# WAL change (bench/RESULTS.md §15); any two builds of `hookinbox` compare.
+#
+# Usage: bench/commit_io.sh [--rounds N] [--rate R] [--duration S] [--device vda]
+#                           NAME=DIR [NAME=DIR ...]
+#   DIR holds a release `hookinbox` and `loadgen` (e.g. target/release copied
+#   aside before rebuilding). Raw files go to bench/out/commit_io-<stamp>/.
+set -euo pipefail
+
+ROUNDS=3
+RATE=2000
+DURATION=20
+WARMUP=5
+DEVICE=vda
+BUILDS=()
+while (($#)); do
+    case "$1" in
+    --rounds) ROUNDS=$2; shift 2 ;;
+    --rate) RATE=$2; shift 2 ;;
+    --duration) DURATION=$2; shift 2 ;;
+    --device) DEVICE=$2; shift 2 ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+    *=*) BUILDS+=("$1"); shift ;;
+    *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+((${#BUILDS[@]})) || { echo "give at least one NAME=DIR" >&2; exit 2; }
+[[ -r /sys/block/$DEVICE/stat ]] || { echo "no /sys/block/$DEVICE/stat (--device)" >&2; exit 2; }
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT="$ROOT/bench/out/commit_io-$(date -u +%Y%m%dT%H%M%SZ)"
+mkdir -p "$OUT"
+ADMIN_PORT=$((20000 + RANDOM % 20000))
+
+thread_stats() { # pid -> "name cpu_ns runq_ns slices" per thread
+    local t
+    for t in /proc/"$1"/task/*; do echo "$(cat "$t/comm") $(cat "$t/schedstat")"; done
+}
+
+measure() { # name dir round
+    local name=$1 bin=$2 round=$3
+    local dir="$OUT/$name-r$round"
+    mkdir -p "$dir"
+    local secret
+    secret="whsec_$(head -c 24 /dev/urandom | base64 | tr -d '\n')"
+    cat >"$dir/bench.toml" <<T
+# Written by bench/commit_io.sh: the default configuration, as bench/run.sh's.
+[server]
+listen = "127.0.0.1:0"
+[storage]
+url = "sqlite://inbox.db"
+queue_capacity = 16384
+[admin]
+listen = "127.0.0.1:$ADMIN_PORT"
+[encryption]
+[[encryption.key]]
+id = "bench-1"
+value_file = "bench.key"
+create_if_missing = true
+[[endpoint]]
+id = "bench"
+provider = "standard"
+[[endpoint.secret]]
+version = "bench-1"
+value = "$secret"
+T
+    (cd "$dir" && exec "$bin/hookinbox" serve --config "$dir/bench.toml" >"$dir/stdout" 2>"$dir/log") &
+    local pid=$! url=""
+    for _ in $(seq 100); do
+        url=$(grep -m1 -o 'listening on http://[0-9.:]*' "$dir/stdout" 2>/dev/null || true)
+        [[ -n "$url" ]] && break
+        sleep 0.1
+    done
+    [[ -n "$url" ]] || { echo "$name did not start; see $dir/log" >&2; kill "$pid"; exit 1; }
+    url=${url#listening on }
+    head -1 /proc/stat >"$dir/stat0"; cat "/sys/block/$DEVICE/stat" >"$dir/blk0"
+    thread_stats "$pid" >"$dir/threads0"; cut -d' ' -f14,15 "/proc/$pid/stat" >"$dir/cpu0"
+    LOADGEN_SECRET=$secret timeout $((DURATION + WARMUP + 60)) "$bin/loadgen" --url "$url/hooks/bench" \
+        --scheme standard --rate "$RATE" --duration "$DURATION" --warmup "$WARMUP" \
+        --json "$dir/loadgen.json" >"$dir/loadgen.txt" 2>&1
+    head -1 /proc/stat >"$dir/stat1"; cat "/sys/block/$DEVICE/stat" >"$dir/blk1"
+    thread_stats "$pid" >"$dir/threads1"; cut -d' ' -f14,15 "/proc/$pid/stat" >"$dir/cpu1"
+    curl -sf "127.0.0.1:$ADMIN_PORT/metrics" >"$dir/metrics.txt"
+    kill -TERM "$pid"; wait "$pid" || true
+    python3 - "$dir" "$name" "$round" <<'PY' | tee -a "$OUT/runs.jsonl"
+import json, os, re, sys
+d, name, rnd = sys.argv[1], sys.argv[2], int(sys.argv[3])
+hz = os.sysconf("SC_CLK_TCK")
+lg = json.load(open(f"{d}/loadgen.json"))
+lat = lg["latency_us"]
+def nums(f): return list(map(int, open(f).read().split()))
+cpu = (sum(nums(f"{d}/cpu1")) - sum(nums(f"{d}/cpu0"))) / hz
+s0, s1 = [list(map(int, open(f"{d}/stat{i}").read().split()[1:])) for i in (0, 1)]
+elapsed = (sum(s1) - sum(s0)) / hz / os.cpu_count()
+busy = lambda s: sum(s[:8]) - s[3] - s[4] - s[7]  # not idle, iowait or steal
+b0, b1 = nums(f"{d}/blk0"), nums(f"{d}/blk1")
+metric = {}
+for line in open(f"{d}/metrics.txt"):
+    m = re.match(r'(hookinbox_commit_duration_seconds_(?:sum|count)|hookinbox_ack_duration_seconds_count)\S* (\S+)', line)
+    if m: metric[m.group(1)] = metric.get(m.group(1), 0) + float(m.group(2))
+def writer(f):
+    for line in open(f):
+        p = line.split()
+        if p[0] == "sqlite-writer": return int(p[1]), int(p[2])
+w0, w1 = writer(f"{d}/threads0"), writer(f"{d}/threads1")
+commits = metric["hookinbox_commit_duration_seconds_count"]
+events = metric["hookinbox_ack_duration_seconds_count"]
+row = {
+    "build": name, "round": rnd,
+    "p50_ms": lat["p50"] / 1000, "p99_ms": lat["p99"] / 1000, "p99_9_ms": lat["p99_9"] / 1000,
+    "server_cpu_pct": round(100 * cpu / elapsed, 1),
+    "commit_mean_ms": round(1000 * metric["hookinbox_commit_duration_seconds_sum"] / commits, 3),
+    "events_per_commit": round(events / commits, 2),
+    "disk_writes_per_commit": round((b1[4] - b0[4]) / commits, 2),
+    "writer_cpu_us_per_event": round((w1[0] - w0[0]) / 1e3 / events, 1),
+    "writer_runq_us_per_event": round((w1[1] - w0[1]) / 1e3 / events, 1),
+    # percent of one core, as server_cpu_pct
+    "others_pct": round(100 * (busy(s1) - busy(s0)) / hz / elapsed - 100 * cpu / elapsed - lg["generator_cpu_percent"]),
+    "steal_pct": round(100 * (s1[7] - s0[7]) / hz / elapsed),
+    "non_2xx": sum(lg["non_2xx"].values()) + sum(lg["errors"].values()),
+}
+print(json.dumps(row))
+PY
+}
+
+for round in $(seq "$ROUNDS"); do
+    # Alternate the order, so that a drift in the machine falls on all alike.
+    order=("${BUILDS[@]}")
+    ((round % 2 == 0)) && order=($(printf '%s\n' "${BUILDS[@]}" | tac))
+    for build in "${order[@]}"; do
+        measure "${build%%=*}" "$(cd "${build#*=}" && pwd)" "$round"
+    done
+done
+python3 - "$OUT/runs.jsonl" <<'PY' | tee "$OUT/summary.md"
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+cols = ["p50_ms", "p99_ms", "server_cpu_pct", "commit_mean_ms", "events_per_commit",
+        "disk_writes_per_commit", "writer_cpu_us_per_event", "others_pct", "steal_pct"]
+print("| build | " + " | ".join(c + " (rounds; median)" for c in cols) + " |")
+print("|---" * (len(cols) + 1) + "|")
+for build in dict.fromkeys(r["build"] for r in rows):
+    mine = [r for r in rows if r["build"] == build]
+    cells = [", ".join(f"{r[c]:g}" for r in mine) + f"; **{statistics.median(r[c] for r in mine):g}**" for c in cols]
+    print(f"| {build} | " + " | ".join(cells) + " |")
+PY
+echo "raw runs: $OUT" >&2
