@@ -16,6 +16,9 @@
 #   DIR holds a release `hookinbox` and `loadgen` (e.g. target/release copied
 #   aside before rebuilding). Raw files go to bench/out/commit_io-<stamp>/.
 set -euo pipefail
+# bench_config
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 
 ROUNDS=3
 RATE=2000
@@ -52,27 +55,9 @@ measure() { # name dir round
     mkdir -p "$dir"
     local secret
     secret="whsec_$(head -c 24 /dev/urandom | base64 | tr -d '\n')"
-    cat >"$dir/bench.toml" <<T
-# Written by bench/commit_io.sh: the default configuration, as bench/run.sh's.
-[server]
-listen = "127.0.0.1:0"
-[storage]
-url = "sqlite://inbox.db"
-queue_capacity = 16384
+    bench_config "$dir/bench.toml" standard "$secret" sealed "
 [admin]
-listen = "127.0.0.1:$ADMIN_PORT"
-[encryption]
-[[encryption.key]]
-id = "bench-1"
-value_file = "bench.key"
-create_if_missing = true
-[[endpoint]]
-id = "bench"
-provider = "standard"
-[[endpoint.secret]]
-version = "bench-1"
-value = "$secret"
-T
+listen = \"127.0.0.1:$ADMIN_PORT\""
     (cd "$dir" && exec "$bin/hookinbox" serve --config "$dir/bench.toml" >"$dir/stdout" 2>"$dir/log") &
     local pid=$! url=""
     for _ in $(seq 100); do

@@ -18,6 +18,9 @@
 #
 # The default is what users run: sealed bodies, info logs; Standard Webhooks.
 set -euo pipefail
+# bench_config
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 
 VARIANT=sealed
 SCHEME=standard
@@ -66,30 +69,9 @@ lab) PROVIDER=lab; LOADGEN_SECRET=$(head -c 24 /dev/urandom | od -An -tx1 | tr -
 esac
 export LOADGEN_SECRET
 
-ENCRYPTION='[[encryption.key]]
-id = "bench-1"
-value_file = "bench.key"
-create_if_missing = true'
-[[ $VARIANT == plaintext ]] && ENCRYPTION='allow_plaintext = true'
-cat >"$WORK/bench.toml" <<TOML
-[server]
-listen = "127.0.0.1:0"
-
-[storage]
-url = "sqlite://inbox.db"
-queue_capacity = 16384
-
-[encryption]
-$ENCRYPTION
-
-[[endpoint]]
-id = "bench"
-provider = "$PROVIDER"
-
-[[endpoint.secret]]
-version = "bench-1"
-value = "$LOADGEN_SECRET"
-TOML
+SEALING=sealed
+[[ $VARIANT == plaintext ]] && SEALING=plaintext
+bench_config "$WORK/bench.toml" "$PROVIDER" "$LOADGEN_SECRET" "$SEALING"
 
 SERVER=("$BIN/hookinbox" serve)
 [[ $VARIANT == baseline ]] && SERVER=("$BIN/baseline")

@@ -11,6 +11,9 @@
 # Usage: RATE=4000 WINDOWS=20 bench/sustained.sh      (release binaries in target/release)
 # Results: the table on stdout; raw loadgen JSON in bench/out/sustained-<UTC>/.
 set -euo pipefail
+# bench_config
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 RATE=${RATE:-4000}
 WINDOWS=${WINDOWS:-20}
@@ -20,23 +23,7 @@ SECRET="whsec_$(head -c 24 /dev/urandom | base64 | tr -d '\n')"
 mkdir -p "$OUT"
 WORK=$(mktemp -d)
 trap 'kill -TERM "${spid:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-cat >"$WORK/bench.toml" <<TOML
-[server]
-listen = "127.0.0.1:0"
-[storage]
-url = "sqlite://inbox.db"
-queue_capacity = 16384
-[[encryption.key]]
-id = "bench-1"
-value_file = "bench.key"
-create_if_missing = true
-[[endpoint]]
-id = "bench"
-provider = "standard"
-[[endpoint.secret]]
-version = "bench-1"
-value = "$SECRET"
-TOML
+bench_config "$WORK/bench.toml" standard "$SECRET"
 "$BIN/hookinbox" serve --config "$WORK/bench.toml" --listen 127.0.0.1:0 >"$WORK/stdout" 2>"$WORK/log" &
 spid=$!
 for _ in $(seq 100); do grep -q listening "$WORK/stdout" 2>/dev/null && break; sleep 0.1; done
