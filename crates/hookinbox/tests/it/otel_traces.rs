@@ -649,6 +649,21 @@ fn has_both_spans(spans: &[Span]) -> bool {
         && spans.iter().any(|s| s.name == "deliver sink")
 }
 
+/// Waits until the gRPC collector holds the ingress and the delivery span
+/// (batches leave at least every second), then checks they are one trace.
+async fn assert_collected_as_one_trace(
+    collector: &GrpcCollector,
+    inbox_id: &str,
+    delivered_parent: &str,
+) {
+    let both = eventually(Duration::from_secs(15), || {
+        has_both_spans(&collector.spans())
+    })
+    .await;
+    assert!(both, "{:#?}", collector.spans());
+    assert_one_trace(&collector.spans(), inbox_id, delivered_parent);
+}
+
 #[tokio::test]
 async fn over_grpc_one_webhook_is_one_trace_at_the_collector() {
     let (collector, addr) = GrpcCollector::start().await;
@@ -664,13 +679,7 @@ async fn over_grpc_one_webhook_is_one_trace_at_the_collector() {
         ),
     );
     let (inbox_id, delivered_parent) = one_traced_webhook(&server, &sink, "evt_grpc").await;
-    // Batches leave at least every second.
-    let both = eventually(Duration::from_secs(15), || {
-        has_both_spans(&collector.spans())
-    })
-    .await;
-    assert!(both, "{:#?}", collector.spans());
-    assert_one_trace(&collector.spans(), &inbox_id, &delivered_parent);
+    assert_collected_as_one_trace(&collector, &inbox_id, &delivered_parent).await;
 }
 
 #[tokio::test]
@@ -720,10 +729,5 @@ async fn the_protocol_variable_picks_grpc_when_the_config_names_none() {
         &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")],
     );
     let (inbox_id, delivered_parent) = one_traced_webhook(&server, &sink, "evt_grpc_env").await;
-    let both = eventually(Duration::from_secs(15), || {
-        has_both_spans(&collector.spans())
-    })
-    .await;
-    assert!(both, "{:#?}", collector.spans());
-    assert_one_trace(&collector.spans(), &inbox_id, &delivered_parent);
+    assert_collected_as_one_trace(&collector, &inbox_id, &delivered_parent).await;
 }
