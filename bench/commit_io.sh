@@ -69,6 +69,7 @@ pinned() { [[ -n "$1" ]] && echo taskset -c "$1"; true; }
 measure() { # name spec round
     local name=$1 spec=$2 round=$3
     local bin server=hookinbox server_cpus="" loadgen_cpus="" checkpointer_idle="" option
+    local -a options
     IFS=, read -r -a options <<<"$spec"
     bin=$(cd "${options[0]}" && pwd)
     for option in "${options[@]:1}"; do
