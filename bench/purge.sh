@@ -106,40 +106,22 @@ LOADGEN_SECRET=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
 export LOADGEN_SECRET
 
 # Config for one measurement in directory $1; $2 = 1 adds the retention rules.
+# Without encryption at rest, as every section of RESULTS.md before issue 20.
 write_config() {
-    cat >"$1/bench.toml" <<EOF
-# Written by bench/purge.sh for one measurement.
-[server]
-listen = "127.0.0.1:0"
-
-[storage]
-url = "sqlite://inbox.db"
-queue_capacity = 16384
-
-# Without encryption at rest, as every section of RESULTS.md so far.
-[encryption]
-allow_plaintext = true
-
-[[endpoint]]
-id = "bench"
-provider = "lab"
-
-[[endpoint.secret]]
-version = "bench-1"
-value = "$LOADGEN_SECRET"
-EOF
-    if [[ "$2" == 1 ]]; then
-        cat >>"$1/bench.toml" <<EOF
-
+    local retention=""
+    [[ "$2" == 1 ]] && retention="
 [retention]
-raw_payload = "1h"
-dedup = "1d"
+raw_payload = \"1h\"
+dedup = \"1d\"
 batch = $BATCH
 # The first purge runs at start-up; no second one during the measurement.
-purge_interval = "1h"
-EOF
-    fi
+purge_interval = \"1h\""
+    bench_config "$1/bench.toml" lab "$LOADGEN_SECRET" plaintext "$retention"
 }
+
+# bench_config
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 
 # machine_jiffies, wait_for_quiet
 # shellcheck source=quiet.sh
