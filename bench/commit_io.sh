@@ -14,8 +14,11 @@
 # the machine and its steal time, so noisy rounds show. Made for issue 20's
 # WAL change (bench/RESULTS.md §15); any two builds of `hookinbox` compare.
 #
-# Usage: bench/commit_io.sh [--rounds N] [--rate R] [--duration S] [--device vda]
-#                           NAME=DIR[,OPTION...] [NAME=DIR[,OPTION...] ...]
+# Usage: bench/commit_io.sh [--rounds N] [--rate R | --concurrency C] [--duration S]
+#                           [--device vda] NAME=DIR[,OPTION...] [NAME=DIR[,OPTION...] ...]
+#   --concurrency C runs the load generator's closed loop (`--saturate`) with C
+#   connections instead of the open loop: the acks/s column is then the
+#   saturation throughput, and the send lag is empty.
 #   DIR holds a release `hookinbox`, `baseline` and `loadgen` (e.g.
 #   target/release copied aside before rebuilding). OPTIONs:
 #     server=baseline    run the no-storage baseline instead of hookinbox
@@ -35,6 +38,7 @@ source "$(dirname "$0")/lib.sh"
 
 ROUNDS=3
 RATE=2000
+CONCURRENCY=""
 DURATION=20
 WARMUP=5
 DEVICE=vda
@@ -43,6 +47,7 @@ while (($#)); do
     case "$1" in
     --rounds) ROUNDS=$2; shift 2 ;;
     --rate) RATE=$2; shift 2 ;;
+    --concurrency) CONCURRENCY=$2; shift 2 ;;
     --duration) DURATION=$2; shift 2 ;;
     --device) DEVICE=$2; shift 2 ;;
     --out) OUT_BASE=$2; shift 2 ;;
@@ -109,10 +114,12 @@ listen = \"127.0.0.1:$ADMIN_PORT\""
     fi
     head -1 /proc/stat >"$dir/stat0"; cat "/sys/block/$DEVICE/stat" >"$dir/blk0"
     thread_stats "$pid" >"$dir/threads0"; cut -d' ' -f14,15 "/proc/$pid/stat" >"$dir/cpu0"
+    local load=(--rate "$RATE")
+    [[ -n $CONCURRENCY ]] && load=(--saturate --concurrency "$CONCURRENCY")
     # shellcheck disable=SC2046
     LOADGEN_SECRET=$secret timeout $((DURATION + WARMUP + 60)) $(pinned "$loadgen_cpus") \
         "$bin/loadgen" --url "$url/hooks/bench" \
-        --scheme standard --rate "$RATE" --duration "$DURATION" --warmup "$WARMUP" \
+        --scheme standard "${load[@]}" --duration "$DURATION" --warmup "$WARMUP" \
         --json "$dir/loadgen.json" >"$dir/loadgen.txt" 2>&1
     head -1 /proc/stat >"$dir/stat1"; cat "/sys/block/$DEVICE/stat" >"$dir/blk1"
     thread_stats "$pid" >"$dir/threads1"; cut -d' ' -f14,15 "/proc/$pid/stat" >"$dir/cpu1"
@@ -154,6 +161,7 @@ def pct(sorted_values, q):
 lag = lg.get("send_lag_us") or {}
 row = {
     "build": name, "round": rnd,
+    "acks_per_s": round(lg["ack_rate"]),
     "p50_ms": lat["p50"] / 1000, "p99_ms": lat["p99"] / 1000, "p99_9_ms": lat["p99_9"] / 1000,
     "server_p50_ms": pct(acks, 0.50), "server_p99_ms": pct(acks, 0.99),
     "send_lag_p99_ms": lag["p99"] / 1000 if lag else None,
@@ -183,7 +191,7 @@ done
 python3 - "$OUT/runs.jsonl" <<'PY' | tee "$OUT/summary.md"
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-cols = ["p50_ms", "p99_ms", "server_p99_ms", "send_lag_p99_ms", "server_cpu_pct", "commit_mean_ms", "events_per_commit",
+cols = ["acks_per_s", "p50_ms", "p99_ms", "server_p99_ms", "send_lag_p99_ms", "server_cpu_pct", "commit_mean_ms", "events_per_commit",
         "disk_writes_per_commit", "writer_cpu_us_per_event", "others_pct", "steal_pct"]
 print("| build | " + " | ".join(c + " (rounds; median)" for c in cols) + " |")
 print("|---" * (len(cols) + 1) + "|")
