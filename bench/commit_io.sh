@@ -27,6 +27,7 @@
 #     loadgen_cpus=LIST  pin the load generator to these CPUs
 #     checkpointer_idle  put the sqlite-checkpt thread in the idle I/O class
 #                        (ionice -c 3; the disk's scheduler must honour it)
+#     commit_interval=D  storage.commit_interval (e.g. 4ms; default: the server's)
 #   e.g. shared=target/release pinned=target/release,server_cpus=0,loadgen_cpus=1
 #   Raw files go to bench/out/commit_io-<stamp>/, or under --out DIR (e.g. a
 #   tmpfs, to take the disk out of the measurement: an ablation). Each run's
@@ -74,6 +75,7 @@ pinned() { [[ -n "$1" ]] && echo taskset -c "$1"; true; }
 measure() { # name spec round
     local name=$1 spec=$2 round=$3
     local bin server=hookinbox server_cpus="" loadgen_cpus="" checkpointer_idle="" option
+    local storage_extra=""
     local -a options
     IFS=, read -r -a options <<<"$spec"
     bin=$(cd "${options[0]}" && pwd)
@@ -83,6 +85,7 @@ measure() { # name spec round
         server_cpus=*) server_cpus=${option#*=} ;;
         loadgen_cpus=*) loadgen_cpus=${option#*=} ;;
         checkpointer_idle) checkpointer_idle=1 ;;
+        commit_interval=*) storage_extra="commit_interval = \"${option#*=}\"" ;;
         *) echo "unknown option $option in $name=$spec (see --help)" >&2; exit 2 ;;
         esac
     done
@@ -95,6 +98,8 @@ measure() { # name spec round
     bench_config "$dir/bench.toml" standard "$secret" sealed "
 [admin]
 listen = \"127.0.0.1:$ADMIN_PORT\""
+    # Into [storage], which bench_config wrote (a table is written once in TOML).
+    [[ -n $storage_extra ]] && sed -i "/^queue_capacity = /a $storage_extra" "$dir/bench.toml"
     # shellcheck disable=SC2046 # pinned's words are the prefix
     (cd "$dir" && exec $(pinned "$server_cpus") "${command[@]}" --config "$dir/bench.toml" \
         >"$dir/stdout" 2>"$dir/log") &
