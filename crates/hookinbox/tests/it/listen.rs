@@ -183,8 +183,13 @@ async fn forwards_every_event_once_in_order_through_a_kill_and_an_outage(backend
         assert_eq!(request.header("x-hookinbox-event-id"), event_id);
     }
 
-    // One line per attempt on stdout, `--json`: every event acknowledged,
-    // each one an event that was accepted.
+    // One line per attempt on stdout, `--json`, each one JSON: every event
+    // acknowledged, each one an event that was accepted.
+    let lines = std::fs::read_to_string(dir.join("listen.out")).unwrap();
+    for line in lines.lines() {
+        serde_json::from_str::<serde_json::Value>(line)
+            .unwrap_or_else(|error| panic!("{error}: not a JSON line: {line}"));
+    }
     let acknowledged = acknowledged(&dir);
     assert_eq!(acknowledged.len(), EVENTS);
     assert!(acknowledged.iter().all(|id| accepted.contains(id)));
@@ -194,7 +199,8 @@ async fn forwards_every_event_once_in_order_through_a_kill_and_an_outage(backend
 }
 
 /// The inbox ids `listen --json` logged acknowledged (one line per
-/// attempt on its stdout); a line still being written is not counted.
+/// attempt on its stdout). A line still being written is not counted; the
+/// test checks every line is JSON once `listen` is gone.
 fn acknowledged(dir: &Path) -> std::collections::HashSet<String> {
     let lines = std::fs::read_to_string(dir.join("listen.out")).unwrap_or_default();
     lines
