@@ -55,6 +55,7 @@ pub mod store_reads;
 mod stored_body;
 pub mod target_gate;
 mod target_gates;
+mod xchacha20_poly1305;
 
 pub use any_reader::AnyReader;
 pub use any_store::AnyStore;

@@ -1,7 +1,7 @@
-//! Sealing one record at rest: XChaCha20-Poly1305 under a key of the ring
-//! ([`EncryptionKeys`]), a fresh random 24-byte nonce per record (from the
-//! operating system), stored as `nonce ‖ ciphertext ‖ tag`, 40 bytes more
-//! than the plaintext.
+//! Sealing one record at rest: XChaCha20-Poly1305 (`xchacha20_poly1305`)
+//! under a key of the ring ([`EncryptionKeys`]), a fresh random 24-byte
+//! nonce per record (from the operating system), stored as
+//! `nonce ‖ ciphertext ‖ tag`, 40 bytes more than the plaintext.
 //!
 //! The associated data is the record's identity: what the record is and
 //! the inbox id of its row (`b"payload\0" + inbox_id`, `b"audit\0" +
@@ -17,16 +17,10 @@
 //! stored in standard base64.
 
 use base64::Engine;
-use chacha20poly1305::aead::rand_core::RngCore;
-use chacha20poly1305::aead::{Aead, AeadInPlace, KeyInit, OsRng, Payload};
-use chacha20poly1305::XChaCha20Poly1305;
+use ring::rand::{SecureRandom, SystemRandom};
 
+use crate::xchacha20_poly1305::{self, NONCE_BYTES, TAG_BYTES};
 use crate::{EncryptionKeys, StoreError};
-
-/// Bytes of the nonce at the start of a sealed record.
-const NONCE_BYTES: usize = 24;
-/// Bytes of the authentication tag at its end.
-const TAG_BYTES: usize = 16;
 /// How much longer a sealed record is than its plaintext.
 pub(crate) const OVERHEAD: usize = NONCE_BYTES + TAG_BYTES;
 
@@ -148,20 +142,16 @@ impl SealBuffer {
             StoreError::unavailable(format!("the encryption key {key_id} is not in the ring"))
         })?;
         let mut nonce = [0u8; NONCE_BYTES];
-        OsRng.try_fill_bytes(&mut nonce).map_err(|error| {
-            StoreError::unavailable(format!(
-                "no random nonce from the operating system: {error}"
-            ))
+        SystemRandom::new().fill(&mut nonce).map_err(|_| {
+            StoreError::unavailable("no random nonce from the operating system".to_owned())
         })?;
         let (nonce_room, plaintext) = self.bytes.split_at_mut(NONCE_BYTES);
         nonce_room.copy_from_slice(&nonce);
-        let cipher = XChaCha20Poly1305::new(key.into());
         let aad = kind.associated_data(record_id);
-        let tag = cipher
-            .encrypt_in_place_detached((&nonce).into(), &aad, plaintext)
-            .map_err(|_| {
+        let tag =
+            xchacha20_poly1305::seal_in_place(key, &nonce, &aad, plaintext).map_err(|error| {
                 StoreError::unavailable(format!(
-                    "cannot seal the {} of {record_id} under key {key_id}",
+                    "cannot seal the {} of {record_id} under key {key_id}: {error}",
                     kind.name()
                 ))
             })?;
@@ -225,22 +215,25 @@ pub(crate) fn open(
     if sealed.len() < OVERHEAD {
         return Err(corrupt("too short to be a sealed record"));
     }
-    let (nonce, ciphertext) = sealed.split_at(NONCE_BYTES);
+    let (nonce, ciphertext_and_tag) = sealed.split_at(NONCE_BYTES);
     let nonce: &[u8; NONCE_BYTES] = nonce
         .try_into()
         .map_err(|_| corrupt("too short to be a sealed record"))?;
-    let cipher = XChaCha20Poly1305::new(key.into());
-    cipher
-        .decrypt(
-            nonce.into(),
-            Payload {
-                msg: ciphertext,
-                aad: &kind.associated_data(inbox_id),
-            },
+    let mut plaintext = ciphertext_and_tag.to_vec();
+    let opened = xchacha20_poly1305::open_in_place(
+        key,
+        nonce,
+        &kind.associated_data(inbox_id),
+        &mut plaintext,
+    )
+    .map_err(|_| {
+        corrupt(
+            "it does not authenticate (a wrong key, or bytes changed or moved from another row)",
         )
-        .map_err(|_| {
-            corrupt("it does not authenticate (a wrong key, or bytes changed or moved from another row)")
-        })
+    })?
+    .len();
+    plaintext.truncate(opened);
+    Ok(plaintext)
 }
 
 /// The length of the plaintext of a sealed record `sealed_len` bytes long.
