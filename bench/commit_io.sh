@@ -28,6 +28,8 @@
 #     checkpointer_idle  put the sqlite-checkpt thread in the idle I/O class
 #                        (ionice -c 3; the disk's scheduler must honour it)
 #     commit_interval=D  storage.commit_interval (e.g. 4ms; default: the server's)
+#     plaintext          encryption at rest off (`allow_plaintext`): the ablation
+#                        that prices sealing
 #   e.g. shared=target/release pinned=target/release,server_cpus=0,loadgen_cpus=1
 #   Raw files go to bench/out/commit_io-<stamp>/, or under --out DIR (e.g. a
 #   tmpfs, to take the disk out of the measurement: an ablation). Each run's
@@ -75,6 +77,7 @@ pinned() { [[ -n "$1" ]] && echo taskset -c "$1"; true; }
 measure() { # name spec round
     local name=$1 spec=$2 round=$3
     local bin server=hookinbox server_cpus="" loadgen_cpus="" checkpointer_idle="" option
+    local sealing=sealed
     local storage_extra=""
     local -a options
     IFS=, read -r -a options <<<"$spec"
@@ -86,6 +89,7 @@ measure() { # name spec round
         loadgen_cpus=*) loadgen_cpus=${option#*=} ;;
         checkpointer_idle) checkpointer_idle=1 ;;
         commit_interval=*) storage_extra="commit_interval = \"${option#*=}\"" ;;
+        plaintext) sealing=plaintext ;;
         *) echo "unknown option $option in $name=$spec (see --help)" >&2; exit 2 ;;
         esac
     done
@@ -95,7 +99,7 @@ measure() { # name spec round
     mkdir -p "$dir"
     local secret
     secret="whsec_$(head -c 24 /dev/urandom | base64 | tr -d '\n')"
-    bench_config "$dir/bench.toml" standard "$secret" sealed "
+    bench_config "$dir/bench.toml" standard "$secret" "$sealing" "
 [admin]
 listen = \"127.0.0.1:$ADMIN_PORT\""
     # Into [storage], which bench_config wrote (a table is written once in TOML).
