@@ -4,10 +4,24 @@
 //! is, so the
 //! transaction — the SQLite writer thread, a PostgreSQL batch — spends its
 //! time on the inserts only.
+//!
+//! A large body is prepared on tokio's blocking pool ([`PreparedEvent::prepare`]),
+//! as ingress verifies one there: zstd and the AEAD take ~7 ns per byte of
+//! the benchmark's mix (bench/RESULTS.md, "Compression" and §18), 7 ms for a
+//! 1 MB body and ~0.4 s at the 64 MiB an endpoint may allow, which on a
+//! runtime worker every other request queued on that worker would wait for.
+
+use std::sync::Arc;
 
 use crate::sealed;
 use crate::stored_body::StoredBody;
 use crate::{EncryptionKeys, InboxStatus, NewEvent, StoreError};
+
+/// Bodies at least this long are prepared off the runtime's workers: from
+/// here on, compression and sealing take longer (~0.2 ms at 32 KiB) than
+/// handing the work to another thread does (the threshold ingress uses for
+/// verification, `hookinbox/src/ingress/receive.rs`).
+pub(crate) const OFF_WORKER_BYTES: usize = 32 * 1024;
 
 pub(crate) struct PreparedEvent {
     pub(crate) id: String,
@@ -27,6 +41,21 @@ pub(crate) struct PreparedEvent {
 }
 
 impl PreparedEvent {
+    /// [`PreparedEvent::new`] for an async caller: a body of
+    /// [`OFF_WORKER_BYTES`] or more is prepared on tokio's blocking pool.
+    pub(crate) async fn prepare(
+        event: NewEvent,
+        keys: Option<&Arc<EncryptionKeys>>,
+    ) -> Result<PreparedEvent, StoreError> {
+        if event.payload.len() < OFF_WORKER_BYTES {
+            return PreparedEvent::new(event, keys.map(Arc::as_ref));
+        }
+        let keys = keys.cloned();
+        tokio::task::spawn_blocking(move || PreparedEvent::new(event, keys.as_deref()))
+            .await
+            .map_err(|_| StoreError::unavailable("the event's preparation stopped".to_owned()))?
+    }
+
     pub(crate) fn new(
         event: NewEvent,
         keys: Option<&EncryptionKeys>,

@@ -218,7 +218,7 @@ impl PostgresStore {
         event: NewEvent,
         handler: &dyn PostgresHandler,
     ) -> Result<AcceptOutcome, StoreError> {
-        let prepared = PreparedEvent::new(event, self.options.keys.as_deref())?;
+        let prepared = PreparedEvent::prepare(event, self.options.keys.as_ref()).await?;
         let mut client = self.client().await?;
         let accepted = async {
             let tx = client.transaction().await?;
@@ -323,7 +323,7 @@ impl Store for PostgresStore {
     async fn accept(&self, event: NewEvent) -> Result<AcceptOutcome, StoreError> {
         let (reply, answer) = oneshot::channel();
         let request = AcceptRequest {
-            event: PreparedEvent::new(event, self.options.keys.as_deref())?,
+            event: PreparedEvent::prepare(event, self.options.keys.as_ref()).await?,
             reply,
         };
         match self.accept_queue.try_send(request) {
@@ -534,7 +534,7 @@ impl Reconciliation for PostgresStore {
         event: NewEvent,
         fetched_at_ms: i64,
     ) -> Result<AcceptOutcome, StoreError> {
-        let prepared = PreparedEvent::new(event, self.options.keys.as_deref())?;
+        let prepared = PreparedEvent::prepare(event, self.options.keys.as_ref()).await?;
         let mut client = self.client().await?;
         let accepted = async {
             let tx = client.transaction().await?;

@@ -326,7 +326,7 @@ impl SqliteStore {
         event: NewEvent,
         handler: Arc<dyn SqliteHandler>,
     ) -> Result<AcceptOutcome, StoreError> {
-        let prepared = PreparedEvent::new(event, self.keys.as_deref())?;
+        let prepared = PreparedEvent::prepare(event, self.keys.as_ref()).await?;
         self.write(prepared.stored_len(), move |conn, payloads| {
             let outcome = accept::accept(conn, payloads, &prepared)?;
             if let AcceptOutcome::Inserted { id } = &outcome {
@@ -615,7 +615,7 @@ impl SqliteStore {
 #[async_trait]
 impl Store for SqliteStore {
     async fn accept(&self, event: NewEvent) -> Result<AcceptOutcome, StoreError> {
-        let prepared = PreparedEvent::new(event, self.keys.as_deref())?;
+        let prepared = PreparedEvent::prepare(event, self.keys.as_ref()).await?;
         self.write(prepared.stored_len(), move |conn, payloads| {
             Ok(accept::accept(conn, payloads, &prepared)?)
         })
@@ -800,7 +800,7 @@ impl Reconciliation for SqliteStore {
         event: NewEvent,
         fetched_at_ms: i64,
     ) -> Result<AcceptOutcome, StoreError> {
-        let prepared = PreparedEvent::new(event, self.keys.as_deref())?;
+        let prepared = PreparedEvent::prepare(event, self.keys.as_ref()).await?;
         self.write(prepared.stored_len(), move |conn, payloads| {
             Ok(fetched::accept_fetched(
                 conn,
