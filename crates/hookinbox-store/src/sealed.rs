@@ -21,6 +21,7 @@ use ring::rand::{SecureRandom, SystemRandom};
 
 use crate::xchacha20_poly1305::{self, NONCE_BYTES, TAG_BYTES};
 use crate::{EncryptionKeys, StoreError};
+
 /// How much longer a sealed record is than its plaintext.
 pub(crate) const OVERHEAD: usize = NONCE_BYTES + TAG_BYTES;
 
