@@ -91,32 +91,29 @@ mod tests {
 
     use super::*;
 
-    fn hex(text: &str) -> Vec<u8> {
-        (0..text.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
-            .collect()
-    }
-
     #[test]
     fn it_gives_the_drafts_test_vector() {
         // draft-irtf-cfrg-xchacha-03, appendix A.3.1.
-        let key: [u8; 32] = hex("808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f")
+        let key: [u8; 32] =
+            hex::decode("808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f")
+                .unwrap()
+                .try_into()
+                .unwrap();
+        let nonce: [u8; 24] = hex::decode("404142434445464748494a4b4c4d4e4f5051525354555657")
+            .unwrap()
             .try_into()
             .unwrap();
-        let nonce: [u8; 24] = hex("404142434445464748494a4b4c4d4e4f5051525354555657")
-            .try_into()
-            .unwrap();
-        let aad = hex("50515253c0c1c2c3c4c5c6c7");
+        let aad = hex::decode("50515253c0c1c2c3c4c5c6c7").unwrap();
         let plaintext = b"Ladies and Gentlemen of the class of '99: If I could offer you \
             only one tip for the future, sunscreen would be it.";
-        let ciphertext = hex(
+        let ciphertext = hex::decode(
             "bd6d179d3e83d43b9576579493c0e939572a1700252bfaccbed2902c21396cbb\
              731c7f1b0b4aa6440bf3a82f4eda7e39ae64c6708c54c216cb96b72e1213b452\
              2f8c9ba40db5d945b11b69b982c1bb9e3f3fac2bc369488f76b2383565d3fff9\
              21f9664c97637da9768812f615c68b13b52e",
-        );
-        let tag = hex("c0875924c1c7987947deafd8780acf49");
+        )
+        .unwrap();
+        let tag = hex::decode("c0875924c1c7987947deafd8780acf49").unwrap();
 
         let mut sealed = plaintext.to_vec();
         let got_tag = seal_in_place(&key, &nonce, &aad, &mut sealed).unwrap();
