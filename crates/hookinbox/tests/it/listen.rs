@@ -190,7 +190,7 @@ async fn forwards_every_event_once_in_order_through_a_kill_and_an_outage(backend
         serde_json::from_str::<serde_json::Value>(line)
             .unwrap_or_else(|error| panic!("{error}: not a JSON line: {line}"));
     }
-    let acknowledged = acknowledged(&dir);
+    let acknowledged = acknowledged_in(&lines);
     assert_eq!(acknowledged.len(), EVENTS);
     assert!(acknowledged.iter().all(|id| accepted.contains(id)));
 
@@ -202,7 +202,11 @@ async fn forwards_every_event_once_in_order_through_a_kill_and_an_outage(backend
 /// attempt on its stdout). A line still being written is not counted; the
 /// test checks every line is JSON once `listen` is gone.
 fn acknowledged(dir: &Path) -> std::collections::HashSet<String> {
-    let lines = std::fs::read_to_string(dir.join("listen.out")).unwrap_or_default();
+    acknowledged_in(&std::fs::read_to_string(dir.join("listen.out")).unwrap_or_default())
+}
+
+/// The inbox ids logged acknowledged in `lines` (see [`acknowledged`]).
+fn acknowledged_in(lines: &str) -> std::collections::HashSet<String> {
     lines
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
