@@ -13,20 +13,19 @@
 //! that copied every frame. Under steady ingress a PASSIVE checkpoint
 //! seldom ends between two commits, so the file grew with every commit: 21
 //! MiB of WAL for 3.6 MiB of bodies filled a small disk. Once the WAL holds
-//! more than [`WAL_BOUND_BYTES`] of frames, the checkpointer runs RESTART
-//! right after its PASSIVE one: it waits for the writer's commit in
-//! flight, copies the few frames the passive one left, and makes the next
-//! commit start the WAL over; that commit cuts the file to
-//! `journal_size_limit` ([`WAL_KEPT_BYTES`], set on the write connection).
-//! Each one's time is `hookinbox_wal_restart_seconds`.
+//! more than [`WAL_BOUND_BYTES`] of frames, the checkpointer copies what
+//! its PASSIVE checkpoint left (`catch_up`) and asks the writer thread to
+//! run a RESTART between two batches (`wal_restart`): it copies the few
+//! frames still left and makes the next commit start the WAL over; that
+//! commit cuts the file to `journal_size_limit` ([`WAL_KEPT_BYTES`], set on
+//! the write connection). Each one's time is
+//! `hookinbox_wal_restart_seconds`.
 //!
 //! The bound is on the frames the WAL holds (the PASSIVE checkpoint counts
 //! them), not on the file's size: the file keeps its size when it starts
 //! over (below), so once it had passed the bound it always looked past it,
 //! and a RESTART ran at every tick, four times a second, at any rate of
-//! ingress. Each one takes the write lock, and the writer's next commit
-//! waited for it in SQLite's busy handler, 1–4 ms each time, which the acks
-//! of that commit carried (bench/RESULTS.md §19).
+//! ingress (bench/RESULTS.md §19).
 //!
 //! Why not TRUNCATE (to zero bytes): the bytes the WAL keeps are room
 //! SQLite writes in without asking the filesystem for more. On a full disk
@@ -44,14 +43,15 @@
 
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rusqlite::Connection;
 
 use super::payload_log::PayloadFiles;
+use super::wal_restart::WalRestart;
 
-/// Past this size of the `-wal` file, a RESTART checkpoint follows the
-/// passive one.
+/// Past this many bytes of frames in the WAL, the writer is asked for a
+/// RESTART checkpoint.
 pub(crate) const WAL_BOUND_BYTES: u64 = 16 << 20;
 
 /// What the WAL is cut back to once it starts over (`journal_size_limit`):
@@ -61,12 +61,13 @@ pub(crate) const WAL_BOUND_BYTES: u64 = 16 << 20;
 /// snapshot for long) is cut.
 pub(crate) const WAL_KEPT_BYTES: i64 = 4 * WAL_BOUND_BYTES as i64;
 
-/// How long a RESTART checkpoint waits for the writer and the readers
-/// before it gives up until the next tick. It holds the write lock while
-/// it waits for readers, so this bounds what it adds to a commit.
-const RESTART_WAIT: Duration = Duration::from_millis(20);
-
-pub(crate) fn run(path: PathBuf, interval: Duration, files: &PayloadFiles, stop: Receiver<()>) {
+pub(crate) fn run(
+    path: PathBuf,
+    interval: Duration,
+    files: &PayloadFiles,
+    wal_restart: &WalRestart,
+    stop: Receiver<()>,
+) {
     let conn = match super::open_connection(&path, Duration::from_millis(100)) {
         Ok(conn) => conn,
         Err(error) => {
@@ -102,19 +103,19 @@ pub(crate) fn run(path: PathBuf, interval: Duration, files: &PayloadFiles, stop:
         };
         if passive.wal_bytes(frame_bytes) > WAL_BOUND_BYTES {
             let _last = catch_up(&conn, passive);
-            restart_past_bound(&conn);
+            wal_restart.ask();
         }
     }
 }
 
 /// Copies, with more PASSIVE checkpoints, the frames committed while the
 /// last one ran, until few are left: the RESTART that follows copies what
-/// is left and syncs the database file while it holds the write lock, so
-/// the writer's next commit waits for those frames only. After a passive
+/// is left and syncs the database file on the writer thread, so the
+/// writer's next batch waits for those frames only. After a passive
 /// checkpoint of a WAL at its bound (tens of milliseconds under steady
-/// ingress) a RESTART found hundreds of new frames, and the writer slept
-/// up to 18 ms in SQLite's busy handler (bench/RESULTS.md §19). Each pass
-/// has fewer frames to copy than the one before, as it takes less time.
+/// ingress) hundreds of new frames were left (bench/RESULTS.md §19). Each
+/// pass has fewer frames to copy than the one before, as it takes less
+/// time.
 /// Returns the last checkpoint's report.
 fn catch_up(conn: &Connection, mut last: Checkpoint) -> Checkpoint {
     for _ in 0..CATCH_UP_PASSES {
@@ -132,26 +133,12 @@ fn catch_up(conn: &Connection, mut last: Checkpoint) -> Checkpoint {
     last
 }
 
-/// Frames a RESTART may be left to copy under the write lock.
+/// Frames a RESTART may be left to copy on the writer thread.
 const RESTART_FRAMES_LEFT: u64 = 64;
 
 /// Passive checkpoints at most before the RESTART, whatever is left: under
 /// ingress faster than the copy, more would never catch up.
 const CATCH_UP_PASSES: usize = 3;
-
-/// The RESTART checkpoint of a WAL past its bound, with a short wait.
-/// Its time, waiting included, is what a commit may wait for it at most.
-fn restart_past_bound(conn: &Connection) {
-    let started = Instant::now();
-    let restarted = conn.busy_timeout(RESTART_WAIT).and_then(|()| restart(conn));
-    let _ = conn.busy_timeout(Duration::from_millis(100));
-    match restarted {
-        Ok(true) => metrics::histogram!("hookinbox_wal_restart_seconds")
-            .record(started.elapsed().as_secs_f64()),
-        Ok(false) => tracing::debug!(message = "WAL past its bound; restart postponed (busy)."),
-        Err(error) => tracing::debug!(message = "WAL past its bound; restart failed.", %error),
-    }
-}
 
 /// `PRAGMA wal_checkpoint(RESTART)`: whether it copied every frame and
 /// the next write starts the WAL over (`false`: the writer or a reader

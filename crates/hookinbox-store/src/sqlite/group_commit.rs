@@ -34,6 +34,7 @@ use tokio::sync::oneshot;
 use super::disk_reserve::DiskReserve;
 use super::payload_log::PayloadLog;
 use super::stall_point::StallPoint;
+use super::wal_restart::WalRestart;
 use crate::StoreError;
 
 /// One unit of work for the writer.
@@ -174,6 +175,7 @@ pub(crate) fn run(
     limits: BatchLimits,
     queued: &AtomicUsize,
     mut reserve: DiskReserve,
+    wal_restart: &WalRestart,
 ) {
     let mut last_start: Option<Instant> = None;
     while let Ok(first) = queue.recv() {
@@ -208,6 +210,10 @@ pub(crate) fn run(
                 }
             }
         }
+        // Between batches, with every caller of this one answered: the
+        // writer holds no lock, so the RESTART waits for nobody but
+        // readers.
+        wal_restart.run_if_asked(&conn);
     }
 }
 

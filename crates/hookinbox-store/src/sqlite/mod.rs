@@ -33,6 +33,7 @@ mod segment_numbers;
 mod stall_point;
 mod stream;
 mod target_gates;
+mod wal_restart;
 mod wal_truncate;
 mod write_backoff;
 
@@ -233,11 +234,23 @@ impl SqliteStore {
             commit_interval: options.commit_interval,
         };
         let taken = Arc::clone(&queued);
+        let wal_restart = wal_restart::WalRestart::new(options.busy_timeout);
+        let asks_for_restarts = wal_restart.clone();
         // Thread names stay within Linux's 15 characters, so `top -H`, `perf`
         // and /proc tell the writer and the checkpointer apart.
         let writer = std::thread::Builder::new()
             .name("sqlite-writer".into())
-            .spawn(move || group_commit::run(conn, payloads, requests, limits, &taken, reserve))
+            .spawn(move || {
+                group_commit::run(
+                    conn,
+                    payloads,
+                    requests,
+                    limits,
+                    &taken,
+                    reserve,
+                    &wal_restart,
+                )
+            })
             .map_err(|e| open_error(&e))?;
         let (stop_checkpointer, stop) = mpsc::channel();
         let path = options.path.clone();
@@ -245,7 +258,7 @@ impl SqliteStore {
         let files = reader.payload_files();
         let checkpointer = std::thread::Builder::new()
             .name("sqlite-checkpt".into())
-            .spawn(move || checkpointer::run(path, interval, &files, stop))
+            .spawn(move || checkpointer::run(path, interval, &files, &asks_for_restarts, stop))
             .map_err(|e| open_error(&e))?;
         Ok(SqliteStore {
             queue: Some(queue),
