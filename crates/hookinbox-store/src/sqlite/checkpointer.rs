@@ -200,6 +200,7 @@ const WAL_FRAME_HEADER_BYTES: u64 = 24;
 mod tests {
     use std::path::Path;
 
+    use super::super::wal_test_support::{grow, hold_snapshot};
     use super::*;
 
     /// The `-wal` file of the database at `db_path`.
@@ -215,16 +216,6 @@ mod tests {
         std::fs::metadata(wal).map(|m| m.len()).unwrap_or(0)
     }
 
-    /// Writes `pages` pages of new rows in one commit.
-    fn grow(conn: &Connection, pages: usize) {
-        conn.execute_batch("BEGIN").unwrap();
-        for _ in 0..pages {
-            conn.execute("INSERT INTO t (b) VALUES (zeroblob(4000))", [])
-                .unwrap();
-        }
-        conn.execute_batch("COMMIT").unwrap();
-    }
-
     /// A writer, a WAL past its bound, and the WAL's path.
     fn wal_past(bytes: u64) -> (tempfile::TempDir, Connection, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
@@ -238,10 +229,7 @@ mod tests {
         // as steady ingress does: the WAL grows past the bound.
         let reader = super::super::open_connection(&db, Duration::from_secs(1)).unwrap();
         grow(&writer, 100);
-        reader.execute_batch("BEGIN").unwrap();
-        reader
-            .query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0))
-            .unwrap();
+        hold_snapshot(&reader);
         let wal = wal_path(&db);
         while wal_bytes(&wal) <= bytes {
             grow(&writer, 100);
@@ -318,10 +306,7 @@ mod tests {
         grow(&writer, 10);
         // A snapshot taken here keeps the passive checkpoint from copying
         // what is committed after it, as new commits do under ingress.
-        reader.execute_batch("BEGIN").unwrap();
-        reader
-            .query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0))
-            .unwrap();
+        hold_snapshot(&reader);
         grow(&writer, 2 * RESTART_FRAMES_LEFT as usize);
         let first = checkpoint(&checkpointer, "PASSIVE").unwrap();
         assert!(

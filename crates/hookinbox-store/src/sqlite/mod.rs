@@ -34,6 +34,8 @@ mod stall_point;
 mod stream;
 mod target_gates;
 mod wal_restart;
+#[cfg(test)]
+mod wal_test_support;
 mod wal_truncate;
 mod write_backoff;
 

@@ -78,16 +78,8 @@ impl WalRestart {
 
 #[cfg(test)]
 mod tests {
+    use super::super::wal_test_support::{grow, hold_snapshot};
     use super::*;
-
-    fn grow(conn: &Connection, rows: usize) {
-        conn.execute_batch("BEGIN").unwrap();
-        for _ in 0..rows {
-            conn.execute("INSERT INTO t (b) VALUES (zeroblob(4000))", [])
-                .unwrap();
-        }
-        conn.execute_batch("COMMIT").unwrap();
-    }
 
     fn wal_frames(conn: &Connection) -> i64 {
         conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| row.get(1))
@@ -103,10 +95,7 @@ mod tests {
         let checkpointer = super::super::open_connection(&db, Duration::from_secs(2)).unwrap();
         // A reader's snapshot keeps the WAL from starting over by itself.
         let reader = super::super::open_connection(&db, Duration::from_secs(2)).unwrap();
-        reader.execute_batch("BEGIN").unwrap();
-        reader
-            .query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0))
-            .unwrap();
+        hold_snapshot(&reader);
         grow(&writer, 50);
         reader.execute_batch("COMMIT").unwrap();
         let request = WalRestart::new(Duration::from_secs(2));
@@ -137,10 +126,7 @@ mod tests {
         writer.execute_batch("CREATE TABLE t (b BLOB)").unwrap();
         grow(&writer, 5);
         let reader = super::super::open_connection(&db, Duration::from_secs(2)).unwrap();
-        reader.execute_batch("BEGIN").unwrap();
-        reader
-            .query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0))
-            .unwrap();
+        hold_snapshot(&reader);
         grow(&writer, 5);
         let request = WalRestart::new(Duration::from_secs(2));
         request.ask();
