@@ -25,7 +25,7 @@
 //! unknown), and the provider's retry finds it as a duplicate or inserts it.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, TransactionBehavior};
@@ -243,6 +243,14 @@ fn gather_deadline(
 /// per batch. A caller waits at most the interval for it, and only while
 /// commits come that close together: on a quiet server an op commits at
 /// once, and under saturation commits take longer than the interval.
+///
+/// The writer sleeps until `until` and then takes what arrived, rather
+/// than blocking on the queue: a receiver blocked on the queue is woken
+/// by every op sent to it, a futex wake on the sending worker and a
+/// context switch on this thread per event, only to wait again
+/// (bench/RESULTS.md §20). A batch that fills up before `until` waits
+/// for it all the same: the interval is the least time between two
+/// commits' starts, as configured.
 fn gather(
     first: Box<dyn WriteOp>,
     queue: &Receiver<Box<dyn WriteOp>>,
@@ -251,26 +259,31 @@ fn gather(
 ) -> Vec<Box<dyn WriteOp>> {
     let mut bytes = first.weight();
     let mut batch = vec![first];
-    while batch.len() < limits.max_ops && bytes < limits.max_bytes {
-        let next = match queue.try_recv() {
-            Ok(next) => next,
-            Err(TryRecvError::Disconnected) => break,
-            Err(TryRecvError::Empty) => {
-                let Some(wait) =
-                    until.and_then(|until| until.checked_duration_since(Instant::now()))
-                else {
-                    break;
-                };
-                match queue.recv_timeout(wait) {
-                    Ok(next) => next,
-                    Err(_timed_out_or_closed) => break,
-                }
-            }
-        };
-        bytes += next.weight();
-        batch.push(next);
+    take_waiting(&mut batch, &mut bytes, queue, limits);
+    let full = batch.len() >= limits.max_ops || bytes >= limits.max_bytes;
+    if let Some(wait) = until.and_then(|until| until.checked_duration_since(Instant::now())) {
+        if !full {
+            std::thread::sleep(wait);
+            take_waiting(&mut batch, &mut bytes, queue, limits);
+        }
     }
     batch
+}
+
+/// Moves the ops waiting in `queue` into `batch`, within its limits.
+fn take_waiting(
+    batch: &mut Vec<Box<dyn WriteOp>>,
+    bytes: &mut usize,
+    queue: &Receiver<Box<dyn WriteOp>>,
+    limits: BatchLimits,
+) {
+    while batch.len() < limits.max_ops && *bytes < limits.max_bytes {
+        let Ok(next) = queue.try_recv() else {
+            break;
+        };
+        *bytes += next.weight();
+        batch.push(next);
+    }
 }
 
 /// Drops the ops whose callers stopped waiting (see the module doc).
@@ -370,19 +383,37 @@ mod tests {
     fn a_batch_waits_for_ops_sent_within_the_interval() {
         let (queue, ops) = std::sync::mpsc::sync_channel(8);
         let (first, _first_answer) = op(10);
+        let (second, _second_answer) = op(10);
+        // The deadline is far off for the sender, which sends once the
+        // writer is asleep: only a batch that waits can take its op.
+        let until = Instant::now() + Duration::from_millis(500);
         let sender = std::thread::spawn(move || {
-            let (second, second_answer) = op(10);
-            // Sent after the writer found the queue empty: only a batch
-            // that waits can take it.
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(10));
             queue.send(second).unwrap();
-            (queue, second_answer)
+            queue
         });
-        // Far off: the batch is done when it is full, not when this passes.
-        let until = Instant::now() + Duration::from_secs(60);
-        let batch = gather(first, &ops, limits(2), Some(until));
+        let batch = gather(first, &ops, limits(8), Some(until));
+        assert!(Instant::now() >= until, "the batch waited for its deadline");
         assert_eq!(batch.len(), 2, "the op sent after the first joined it");
         drop(sender.join().unwrap());
+    }
+
+    #[test]
+    fn a_full_batch_does_not_wait_and_leaves_the_rest_queued() {
+        let (queue, ops) = std::sync::mpsc::sync_channel(8);
+        let (first, _a) = op(10);
+        let (second, _b) = op(10);
+        let (third, _c) = op(10);
+        queue.send(second).unwrap();
+        queue.send(third).unwrap();
+        let until = Instant::now() + Duration::from_secs(60);
+        let batch = gather(first, &ops, limits(2), Some(until));
+        assert_eq!(batch.len(), 2, "the batch stopped at its limit");
+        assert!(Instant::now() < until, "a full batch commits at once");
+        assert!(
+            ops.try_recv().is_ok(),
+            "the third op waits for the next batch"
+        );
     }
 
     #[test]
