@@ -386,7 +386,7 @@ mod tests {
         let (second, _second_answer) = op(10);
         // The deadline is far off for the sender, which sends once the
         // writer is asleep: only a batch that waits can take its op.
-        let until = Instant::now() + Duration::from_millis(500);
+        let until = Instant::now() + Duration::from_secs(1);
         let sender = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(10));
             queue.send(second).unwrap();
