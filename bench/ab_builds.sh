@@ -35,11 +35,8 @@ run() { # DIR LABEL
         timeout 60 "$bin/hookinbox" migrate --config "$dir/bench.toml" >/dev/null 2>&1
         sqlite3 "$dir/inbox.db" "$B_SQL"
     fi
-    "$bin/hookinbox" serve --config "$dir/bench.toml" --listen 127.0.0.1:0 >"$dir/stdout" 2>"$dir/log" &
-    spid=$!
-    for _ in $(seq 100); do grep -q listening "$dir/stdout" 2>/dev/null && break; sleep 0.1; done
-    local url tid c0 c1 s0 s1
-    url=$(grep -o 'http://[0-9.:]*' "$dir/stdout")
+    bench_serve "$bin" "$dir"
+    local url=$URL tid c0 c1 s0 s1
     tid=$(grep -l '^sqlite-writer$' /proc/"$spid"/task/*/comm | head -1 | cut -d/ -f5)
     nice -n -10 timeout $((DURATION + 60)) "$bin/loadgen" --url "$url/hooks/bench" --scheme standard \
         --rate "$RATE" --duration $((DURATION + 3)) --warmup 3 --run-id "open-$label-$RANDOM" \

@@ -37,3 +37,16 @@ value = "$secret"
 $extra
 TOML
 }
+
+# bench_serve BIN DIR
+# Starts `BIN/hookinbox serve` on DIR/bench.toml (see bench_config) at an
+# ephemeral port on 127.0.0.1, its output in DIR/stdout and DIR/log, and
+# waits for it to listen (at most 10 s). Sets `spid` (its PID, a child of
+# the calling shell) and `URL` (http://127.0.0.1:PORT).
+bench_serve() {
+    local bin=$1 dir=$2
+    "$bin/hookinbox" serve --config "$dir/bench.toml" --listen 127.0.0.1:0 >"$dir/stdout" 2>"$dir/log" &
+    spid=$!
+    for _ in $(seq 100); do grep -q listening "$dir/stdout" 2>/dev/null && break; sleep 0.1; done
+    URL=$(grep -o 'http://[0-9.:]*' "$dir/stdout")
+}

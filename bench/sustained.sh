@@ -24,10 +24,7 @@ mkdir -p "$OUT"
 WORK=$(mktemp -d)
 trap 'kill -TERM "${spid:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 bench_config "$WORK/bench.toml" standard "$SECRET"
-"$BIN/hookinbox" serve --config "$WORK/bench.toml" --listen 127.0.0.1:0 >"$WORK/stdout" 2>"$WORK/log" &
-spid=$!
-for _ in $(seq 100); do grep -q listening "$WORK/stdout" 2>/dev/null && break; sleep 0.1; done
-URL=$(grep -o 'http://[0-9.:]*' "$WORK/stdout")
+bench_serve "$BIN" "$WORK"
 echo "| window | p50 ms | p99 ms | p99.9 ms | max ms | 2xx | refused | client errors | server CPU | data MB | WAL MB | log bytes | others' CPU |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for w in $(seq "$WINDOWS"); do

@@ -20,10 +20,7 @@ SECRET="whsec_$(head -c 24 /dev/urandom | base64 | tr -d '\n')"
 WORK=$(mktemp -d)
 trap 'kill -TERM "${spid:-}" "${lpid:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 bench_config "$WORK/bench.toml" standard "$SECRET"
-"$BIN/hookinbox" serve --config "$WORK/bench.toml" --listen 127.0.0.1:0 >"$WORK/stdout" 2>"$WORK/log" &
-spid=$!
-for _ in $(seq 100); do grep -q listening "$WORK/stdout" 2>/dev/null && break; sleep 0.1; done
-URL=$(grep -o 'http://[0-9.:]*' "$WORK/stdout")
+bench_serve "$BIN" "$WORK"
 tid=$(grep -l '^sqlite-writer$' /proc/"$spid"/task/*/comm | head -1 | cut -d/ -f5)
 nice -n -10 "$BIN/loadgen" --url "$URL/hooks/bench" --secret "$SECRET" --scheme standard \
     --rate "$RATE" --duration $((SECONDS_TRACED + 10)) --warmup 0 --max-inflight 8192 \
